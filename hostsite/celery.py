@@ -1,0 +1,26 @@
+"""The Celery app. Configuration comes from Django settings (CELERY_* names)."""
+
+import os
+from pathlib import Path
+
+from celery import Celery
+from celery.signals import worker_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hostsite.settings")
+
+app = Celery("hostsite")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+def ensure_broker_folders() -> None:
+    """kombu's filesystem transport expects its folders to exist; create them on first use."""
+    options = app.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+@worker_init.connect
+def _worker_init(**_kwargs) -> None:
+    ensure_broker_folders()

@@ -1,0 +1,204 @@
+"""Settings, all from the environment (see the table in README.md).
+
+Embedded defaults (SQLite, kombu's filesystem broker, bundles on disk) live under VAR_DIR so
+that `make run` works on a fresh machine; production chooses PostgreSQL, Redis and S3 through
+DATABASE_URL, CELERY_BROKER_URL and BUNDLE_STORAGE_URL alone.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from hostsite.env import (
+    broker_url,
+    bundle_storage_config,
+    database_config,
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (make run generates one in var/secret_key)"
+        )
+    SECRET_KEY = "insecure-development-only-key"  # noqa: S105 - DEBUG only, never production
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+HOST = env_str("HOST", "127.0.0.1")
+PORT = env_int("PORT", 8000, minimum=1, maximum=65535)
+
+REPO_ROOT = Path(env_str("REPO_ROOT", str(VAR_DIR / "repos"))).resolve()
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "repos",
+    "workspaces",
+    "bundles",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "hostsite.urls"
+WSGI_APPLICATION = "hostsite.wsgi.application"
+AUTH_USER_MODEL = "repos.User"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'hostsite.sqlite3'}")
+DATABASES = {"default": database_config(DATABASE_URL)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not :memory:, so the web server and Celery worker processes that tests start
+    # share the test database; the pid keeps concurrent test runs apart.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve straight from the source tree: no collectstatic step between a checkout and `make run`.
+WHITENOISE_USE_FINDERS = True
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env_bool("BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Celery -----------------------------------------------------------------------------------
+CELERY_BROKER_URL = broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))
+BROKER_DIR = VAR_DIR / "broker"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport: producers write into data_folder_out, consumers read
+    # data_folder_in, so one shared folder makes a single-machine queue.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+else:
+    # acks_late re-delivers a task whose worker died; on Redis it is re-delivered after the
+    # visibility timeout, which must exceed the longest task (Read the Docs re-ran 1-hour
+    # builds when it did not).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "hostsite")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "schedule-maintenance": {
+        "task": "repos.tasks.schedule_maintenance",
+        "schedule": timedelta(minutes=env_int("MAINTENANCE_SCHEDULE_MINUTES", 60, minimum=1)),
+    },
+}
+
+# Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
+MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))
+MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
+
+# --- bundles --------------------------------------------------------------------------------
+BUNDLE_STORAGE_URL = env_str("BUNDLE_STORAGE_URL", f"file://{VAR_DIR / 'bundles'}")
+S3_ENDPOINT_URL = env_str("S3_ENDPOINT_URL")
+BUNDLE_STORAGE = bundle_storage_config(BUNDLE_STORAGE_URL, S3_ENDPOINT_URL)
+
+# --- git ------------------------------------------------------------------------------------
+GIT_BINARY = env_str("GIT_BINARY", "git")
+GIT_TIMEOUT = env_int("GIT_TIMEOUT", 600, minimum=1)
+# Repository imports may be large; they get their own limit.
+GIT_IMPORT_TIMEOUT = env_int("GIT_IMPORT_TIMEOUT", 6 * 3600, minimum=1)
+
+# --- REST API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "repos.auth.AccessTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["repos.api.permissions.TokenScope"],
+    "DEFAULT_PAGINATION_CLASS": "repos.api.pagination.Pagination",
+    "PAGE_SIZE": 30,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "repos.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "hostsite API",
+    "DESCRIPTION": "Repositories, tokens and workspaces on hostsite.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

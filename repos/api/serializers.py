@@ -1,0 +1,79 @@
+from rest_framework import serializers
+
+from repos.models import AccessToken, Repository, Role, TokenScope, User, Visibility
+
+
+class UserSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = User
+        fields = ["id", "username", "display_name", "bio", "date_joined"]
+        read_only_fields = fields
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AccessToken
+        fields = ["id", "name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"]
+        read_only_fields = fields
+
+
+class TokenCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    scope = serializers.ChoiceField(choices=TokenScope.choices, default=TokenScope.READ)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class NewTokenSerializer(TokenSerializer):
+    token = serializers.CharField(read_only=True, help_text="The secret. Shown only in this response.")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+        read_only_fields = fields
+
+
+class RepositorySerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    full_name = serializers.CharField(read_only=True)
+    clone_url = serializers.SerializerMethodField()
+    html_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Repository
+        fields = [
+            "id", "owner", "name", "full_name", "description", "visibility", "default_branch",
+            "created_at", "updated_at", "clone_url", "html_url",
+        ]
+        read_only_fields = fields
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    def get_clone_url(self, obj) -> str:
+        return self._absolute(f"/{obj.owner.username}/{obj.name}.git")
+
+    def get_html_url(self, obj) -> str:
+        return self._absolute(f"/{obj.owner.username}/{obj.name}")
+
+
+class RepositoryCreateSerializer(serializers.Serializer):
+    # Names are validated by the service, so the API, the web form and the CLI agree.
+    name = serializers.CharField(max_length=300, trim_whitespace=False)
+    description = serializers.CharField(max_length=350, required=False, allow_blank=True, default="")
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
+    default_branch = serializers.CharField(max_length=255, required=False)
+
+
+class RepositoryUpdateSerializer(serializers.Serializer):
+    description = serializers.CharField(max_length=350, required=False, allow_blank=True)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    default_branch = serializers.CharField(max_length=255, required=False)
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField(read_only=True)
+    role = serializers.ChoiceField(choices=[r.label for r in Role], read_only=True)
+
+
+class MemberSetSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=[r.label for r in Role])

@@ -1,0 +1,22 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from repos.api import views
+
+# Owner and repository names are validated by the service layer; here a segment is anything
+# without a slash, and unknown names simply 404.
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("user", views.CurrentUserView.as_view(), name="api-user"),
+    path("user/tokens", views.TokenListView.as_view(), name="api-tokens"),
+    path("user/tokens/<int:token_id>", views.TokenDetailView.as_view(), name="api-token"),
+    path("users/<str:username>", views.UserDetailView.as_view(), name="api-user-detail"),
+    path("repos", views.RepositoryListView.as_view(), name="api-repos"),
+    path("repos/<str:owner>/<str:name>", views.RepositoryDetailView.as_view(), name="api-repo"),
+    path("repos/<str:owner>/<str:name>/members", views.MemberListView.as_view(), name="api-members"),
+    path(
+        "repos/<str:owner>/<str:name>/members/<str:username>",
+        views.MemberDetailView.as_view(),
+        name="api-member",
+    ),
+]

@@ -1,0 +1,180 @@
+"""REST API v1: the current user, tokens, repositories and members. Thin: services do the work."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from repos import selectors, services
+from repos.api.permissions import Authenticated, TokenScope
+from repos.api.serializers import (
+    MemberSerializer,
+    MemberSetSerializer,
+    NewTokenSerializer,
+    RepositoryCreateSerializer,
+    RepositorySerializer,
+    RepositoryUpdateSerializer,
+    TokenCreateSerializer,
+    TokenSerializer,
+    UserSerializer,
+)
+from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
+from repos.models import AccessToken, Role
+
+AUTHENTICATED = [Authenticated, TokenScope]
+
+
+def _repo_or_404(request, owner: str, name: str):
+    repo = selectors.readable_repository(request.user, owner, name)
+    if repo is None:
+        # Private and missing repositories look the same from outside.
+        raise NotFound("Repository not found.")
+    return repo
+
+
+def _require_admin(request, repo) -> None:
+    if not selectors.can_admin(request.user, repo):
+        raise PermissionDenied("Only the repository's admins may do this.")
+
+
+class CurrentUserView(APIView):
+    permission_classes = AUTHENTICATED
+
+    @extend_schema(responses=UserSerializer)
+    def get(self, request):
+        return Response(UserSerializer(request.user).data)
+
+
+class UserDetailView(APIView):
+    @extend_schema(responses=UserSerializer)
+    def get(self, request, username: str):
+        user = selectors.user_by_name(username)
+        if user is None:
+            raise NotFound("User not found.")
+        return Response(UserSerializer(user).data)
+
+
+class TokenListView(generics.GenericAPIView):
+    # Account passwords are accepted here only, so a script can bootstrap its first token.
+    authentication_classes = [PasswordBasicAuthentication, AccessTokenAuthentication,
+                              *APIView.authentication_classes[1:]]
+    permission_classes = AUTHENTICATED
+    serializer_class = TokenSerializer
+
+    def get_queryset(self):
+        return AccessToken.objects.filter(user=self.request.user)
+
+    @extend_schema(responses=TokenSerializer(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(TokenSerializer(page, many=True).data)
+
+    @extend_schema(request=TokenCreateSerializer, responses={201: NewTokenSerializer})
+    def post(self, request):
+        data = TokenCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        token, secret = services.token_create(user=request.user, **data.validated_data)
+        body = NewTokenSerializer(token).data
+        body["token"] = secret
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(APIView):
+    permission_classes = AUTHENTICATED
+
+    @extend_schema(responses=TokenSerializer)
+    def get(self, request, token_id: int):
+        token = get_object_or_404(AccessToken, pk=token_id, user=request.user)
+        return Response(TokenSerializer(token).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, token_id: int):
+        token = get_object_or_404(AccessToken, pk=token_id, user=request.user)
+        services.token_revoke(token=token)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RepositoryListView(generics.GenericAPIView):
+    serializer_class = RepositorySerializer
+
+    def get_queryset(self):
+        qs = selectors.visible_repositories(self.request.user)
+        owner = self.request.query_params.get("owner")
+        if owner:
+            qs = qs.filter(owner__username__iexact=owner)
+        return qs.order_by("-created_at", "-id")
+
+    @extend_schema(responses=RepositorySerializer(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(request=RepositoryCreateSerializer, responses={201: RepositorySerializer})
+    def post(self, request):
+        data = RepositoryCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        repo = services.repository_create(owner=request.user, **data.validated_data)
+        return Response(self.get_serializer(repo).data, status=status.HTTP_201_CREATED)
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [p() for p in AUTHENTICATED]
+        return super().get_permissions()
+
+
+class RepositoryDetailView(APIView):
+    @extend_schema(responses=RepositorySerializer)
+    def get(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        return Response(RepositorySerializer(repo, context={"request": request}).data)
+
+    @extend_schema(request=RepositoryUpdateSerializer, responses=RepositorySerializer)
+    def patch(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        data = RepositoryUpdateSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        repo = services.repository_update(repo=repo, **data.validated_data)
+        return Response(RepositorySerializer(repo, context={"request": request}).data)
+
+
+class MemberListView(APIView):
+    @extend_schema(responses=MemberSerializer(many=True))
+    def get(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        rows = [{"username": u.username, "role": r.label} for u, r in selectors.members(repo)]
+        return Response(MemberSerializer(rows, many=True).data)
+
+
+class MemberDetailView(APIView):
+    permission_classes = AUTHENTICATED
+
+    def _target(self, request, owner, name, username):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        user = selectors.user_by_name(username)
+        if user is None:
+            raise NotFound("User not found.")
+        return repo, user
+
+    @extend_schema(request=MemberSetSerializer, responses=MemberSerializer)
+    def put(self, request, owner: str, name: str, username: str):
+        repo, user = self._target(request, owner, name, username)
+        data = MemberSetSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        role = Role.from_label(data.validated_data["role"])
+        services.membership_set(repo=repo, user=user, role=role)
+        return Response({"username": user.username, "role": role.label})
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, owner: str, name: str, username: str):
+        repo, user = self._target(request, owner, name, username)
+        if user.pk == repo.owner_id:
+            raise PermissionDenied("The owner cannot be removed from their repository.")
+        services.membership_remove(repo=repo, user=user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+

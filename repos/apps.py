@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from django.apps import AppConfig
+from django.conf import settings
+
+
+class ReposConfig(AppConfig):
+    name = "repos"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from hostsite.celery import ensure_broker_folders
+        from repos.api import schema  # noqa: F401 - registers the OpenAPI auth extensions
+
+        # The web process enqueues tasks too, so the filesystem broker's folders must exist
+        # before the first .delay(), not only when a worker starts.
+        ensure_broker_folders()
+        # WhiteNoise warns on every start when STATIC_ROOT is missing (before collectstatic).
+        Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,92 @@
+"""Authentication with personal access tokens, for the API and (later) git over HTTP.
+
+Accepted: `Authorization: Bearer <token>`, `Authorization: token <token>`, and HTTP Basic
+`<username>:<token>` (what git sends). A Basic password that is not a token is refused here:
+account passwords never authenticate API or git requests, so a leaked token is the worst case.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from rest_framework import authentication, exceptions
+
+from repos.models import AccessToken
+from repos.tokens import authenticate_token
+
+
+def parse_authorization(header: str) -> tuple[str | None, str] | None:
+    """(username or None, secret) from an Authorization header, or None if absent.
+
+    Raises ValueError for a header that is present but malformed.
+    """
+    if not header:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    scheme = scheme.lower()
+    value = value.strip()
+    if scheme in {"bearer", "token"}:
+        if not value:
+            raise ValueError("empty token")
+        return None, value
+    if scheme == "basic":
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ValueError("malformed Basic credentials") from None
+        username, sep, secret = decoded.partition(":")
+        if not sep:
+            raise ValueError("malformed Basic credentials")
+        return username, secret
+    return None
+
+
+class AccessTokenAuthentication(authentication.BaseAuthentication):
+    www_authenticate_realm = "hostsite"
+
+    def authenticate(self, request):
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        try:
+            parsed = parse_authorization(header)
+        except ValueError as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from None
+        if parsed is None:
+            return None
+        username, secret = parsed
+        token = authenticate_token(secret, username=username)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        return token.user, token
+
+    def authenticate_header(self, request):
+        return f'Bearer realm="{self.www_authenticate_realm}"'
+
+
+def request_token(request) -> AccessToken | None:
+    auth = getattr(request, "auth", None)
+    return auth if isinstance(auth, AccessToken) else None
+
+
+class PasswordBasicAuthentication(authentication.BaseAuthentication):
+    """HTTP Basic with an account password, accepted only where a script bootstraps its first
+    token (POST /api/v1/user/tokens). Token-shaped passwords are left to the token class."""
+
+    def authenticate(self, request):
+        from django.contrib.auth import authenticate
+
+        from repos.tokens import looks_like_token
+
+        try:
+            parsed = parse_authorization(request.META.get("HTTP_AUTHORIZATION", ""))
+        except ValueError as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from None
+        if parsed is None or parsed[0] is None or looks_like_token(parsed[1]):
+            return None
+        user = authenticate(request._request, username=parsed[0], password=parsed[1])
+        if user is None or not user.is_active:
+            raise exceptions.AuthenticationFailed("Invalid username or password.")
+        return user, None
+
+    def authenticate_header(self, request):
+        return 'Basic realm="hostsite"'

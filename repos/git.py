@@ -1,0 +1,153 @@
+"""The one git runner. Every git process of the platform starts here.
+
+argv lists only (never a shell), a minimal environment so no user or system configuration
+leaks in, a time limit, and a typed error that carries stderr (Kallithea's
+_run_git_command, Weblate's RepositoryException).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+# Transports git may use when it fetches from a URL we were given (imports). `ext::` runs
+# arbitrary commands and is never allowed.
+ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
+
+
+@dataclass(frozen=True)
+class GitResult:
+    args: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+
+class GitError(Exception):
+    def __init__(self, args: Sequence[str], returncode: int, stderr: bytes | str):
+        self.git_args = tuple(args)
+        self.returncode = returncode
+        self.stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+        super().__init__(f"git {' '.join(self.git_args)} exited {returncode}: {self.stderr.strip()[:2000]}")
+
+
+class GitTimeout(GitError):
+    pass
+
+
+def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A clean environment: nothing from the caller's git, HOME or locale leaks into git."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(settings.VAR_DIR / "git-home"),
+        "LANG": "C",
+        "LC_ALL": "C",
+        "TZ": "UTC",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "/bin/false",
+        "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+        "GIT_AUTHOR_NAME": "hostsite",
+        "GIT_AUTHOR_EMAIL": "hostsite@localhost",
+        "GIT_COMMITTER_NAME": "hostsite",
+        "GIT_COMMITTER_EMAIL": "hostsite@localhost",
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _argv(args: Sequence[str], repo: Path | str | None) -> list[str]:
+    argv = [settings.GIT_BINARY]
+    if repo is not None:
+        argv += ["--git-dir", str(repo)]
+    argv += [str(a) for a in args]
+    return argv
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    repo: Path | str | None = None,
+    input: bytes | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    show_progress: bool = False,
+) -> GitResult:
+    """Run git to completion. Raises GitError on a non-zero exit (unless check=False).
+
+    show_progress lets git's stderr through to ours (used by `manage.py repo create --import`
+    so an operator sees git's progress meter); stderr is then not captured.
+    """
+    argv = _argv(args, repo)
+    try:
+        proc = subprocess.run(
+            argv,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=None if show_progress else subprocess.PIPE,
+            env=git_environment(env),
+            timeout=timeout or settings.GIT_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitTimeout(args, -9, f"timed out after {exc.timeout}s") from None
+    result = GitResult(tuple(str(a) for a in args), proc.returncode, proc.stdout, proc.stderr or b"")
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, result.stderr)
+    return result
+
+
+def popen_git(
+    args: Sequence[str],
+    *,
+    repo: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin=subprocess.PIPE,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+) -> subprocess.Popen:
+    """The streaming variant, for smart HTTP: the caller owns the pipes and must reap it."""
+    return subprocess.Popen(
+        _argv(args, repo), stdin=stdin, stdout=stdout, stderr=stderr, env=git_environment(env)
+    )
+
+
+@functools.cache
+def git_version() -> tuple[int, int, int]:
+    out = run_git(["version"]).text  # "git version 2.39.5" or "git version 2.47.1.windows.1"
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    if not match:
+        raise GitError(["version"], 0, f"cannot parse {out!r}")
+    return int(match[1]), int(match[2]), int(match[3] or 0)
+
+
+def supports_reftable() -> bool:
+    """`git init --ref-format=reftable` exists from git 2.45."""
+    return git_version() >= (2, 45, 0)
+
+
+def supports_bundle_uri_advertisement() -> bool:
+    """uploadpack.advertiseBundleURIs exists from git 2.40."""
+    return git_version() >= (2, 40, 0)
+
+
+def is_valid_refname(ref: str) -> bool:
+    """git check-ref-format, the authority on what a ref may be called."""
+    if not ref or len(ref.encode()) > 255 or any(ord(c) < 0x20 or ord(c) == 0x7F for c in ref):
+        return False
+    return run_git(["check-ref-format", ref], check=False).returncode == 0

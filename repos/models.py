@@ -1,0 +1,138 @@
+"""Accounts, access tokens, repositories and their members."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, UserManager
+from django.db import models
+from django.db.models.functions import Lower
+
+from repos.names import validate_repo_name, validate_username
+
+
+class HostsiteUserManager(UserManager):
+    def get_by_natural_key(self, username):
+        # Log-in and token look-ups ignore case, as the uniqueness constraint does.
+        return self.get(username__iexact=username)
+
+
+class User(AbstractUser):
+    username = models.CharField(
+        max_length=39,
+        unique=True,
+        validators=[validate_username],
+        error_messages={"unique": "That username is taken."},
+    )
+    display_name = models.CharField(max_length=100, blank=True)
+    bio = models.TextField(max_length=1000, blank=True)
+
+    objects = HostsiteUserManager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(Lower("username"), name="user_username_ci_unique")]
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "read"
+    WRITE = "write", "write"
+
+
+class AccessToken(models.Model):
+    """A personal access token. Only its SHA-256 is stored; the secret is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=10, choices=TokenScope.choices, default=TokenScope.READ)
+    digest = models.CharField(max_length=64, unique=True)
+    # The first characters of the secret, so a user can tell their tokens apart.
+    prefix = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.name} ({self.scope})"
+
+    @property
+    def allows_write(self) -> bool:
+        return self.scope == TokenScope.WRITE
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "public"
+    PRIVATE = "private", "private"
+
+
+class Role(models.IntegerChoices):
+    """Ordered, so `role >= Role.MAINTAINER` reads as intended."""
+
+    READER = 10, "reader"
+    MAINTAINER = 20, "maintainer"
+    ADMIN = 30, "admin"
+
+    @classmethod
+    def from_label(cls, label: str) -> Role:
+        for role in cls:
+            if role.label == label:
+                return role
+        raise ValueError(f"unknown role {label!r}; use reader, maintainer or admin")
+
+
+class Repository(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="repositories")
+    name = models.CharField(max_length=100, validators=[validate_repo_name])
+    description = models.CharField(max_length=350, blank=True)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    default_branch = models.CharField(max_length=255, default="main")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Maintenance replaces git's auto-gc; see repos.maintenance.
+    pushes_since_maintenance = models.PositiveIntegerField(default=0)
+    maintenance_claimed_at = models.DateTimeField(null=True, blank=True)
+    last_maintained_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "repositories"
+        ordering = ["owner__username", "name"]
+        constraints = [
+            models.UniqueConstraint("owner", Lower("name"), name="repository_owner_name_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.full_name
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner.username}/{self.name}"
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility == Visibility.PUBLIC
+
+    @property
+    def disk_path(self) -> Path:
+        from repos.storage import repository_path
+
+        return repository_path(self.pk)
+
+
+class Membership(models.Model):
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.PositiveSmallIntegerField(choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint("repository", "user", name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {Role(self.role).label} of {self.repository}"

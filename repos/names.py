@@ -1,0 +1,63 @@
+"""Validation of user and repository names.
+
+Both reach URLs (`/<owner>/<name>`) and user names reach ref names (`refs/users/<name>/`), so
+the rules are strict ASCII: no look-alike unicode, no dots that walk paths, nothing git's
+check-ref-format would refuse. Names never reach the filesystem (repositories live at
+`<shard>/<id>.git`), but a second line of defence costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.core.exceptions import ValidationError
+
+# First path segments the site itself uses, plus names that would confuse people or tools.
+RESERVED_NAMES = frozenset(
+    {
+        "-", "about", "account", "accounts", "admin", "api", "assets", "bundles", "dashboard",
+        "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "info", "login",
+        "logout", "media", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
+        "repos", "robots.txt", "root", "search", "settings", "signup", "site", "static",
+        "staff", "system", "user", "users", "www", ".well-known", "head", "none", "null",
+    }
+)
+
+USERNAME_MAX = 39
+REPO_NAME_MAX = 100
+
+_USERNAME_RE = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}", re.ASCII)
+_REPO_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*", re.ASCII)
+
+
+def validate_username(value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValidationError("A username is required.", code="required")
+    if len(value) > USERNAME_MAX:
+        raise ValidationError(f"Usernames are at most {USERNAME_MAX} characters.", code="too_long")
+    if not _USERNAME_RE.fullmatch(value):
+        raise ValidationError(
+            "Usernames use lowercase letters, digits and single hyphens, and start and end with a "
+            "letter or digit.",
+            code="invalid",
+        )
+    if value in RESERVED_NAMES:
+        raise ValidationError(f"'{value}' is reserved.", code="reserved")
+
+
+def validate_repo_name(value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValidationError("A repository name is required.", code="required")
+    if len(value) > REPO_NAME_MAX:
+        raise ValidationError(f"Repository names are at most {REPO_NAME_MAX} characters.", code="too_long")
+    if not _REPO_NAME_RE.fullmatch(value):
+        raise ValidationError(
+            "Repository names use ASCII letters, digits, '.', '-' and '_', and do not start with "
+            "'.' or '-'.",
+            code="invalid",
+        )
+    lowered = value.lower()
+    if lowered.endswith(".git") or ".." in value or lowered.endswith(".lock"):
+        raise ValidationError("Repository names may not contain '..' or end in '.git' or '.lock'.", code="invalid")
+    if lowered in RESERVED_NAMES or lowered.split(".")[0] in {"con", "nul", "aux", "prn"}:
+        raise ValidationError(f"'{value}' is reserved.", code="reserved")

@@ -1,0 +1,70 @@
+"""Reads: who may see what, and lists of repositories."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from repos.models import Membership, Repository, Role, User, Visibility
+
+
+def role_for(user, repo: Repository) -> Role | None:
+    """The user's role on the repository: the owner is admin; members have their role."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return None
+    if repo.owner_id == user.pk:
+        return Role.ADMIN
+    membership = Membership.objects.filter(repository=repo, user=user).values_list("role", flat=True).first()
+    return Role(membership) if membership is not None else None
+
+
+def can_read(user, repo: Repository) -> bool:
+    if repo.visibility == Visibility.PUBLIC:
+        return True
+    if user is not None and user.is_authenticated and user.is_active and user.is_staff:
+        # Site staff see everything, for moderation.
+        return True
+    return role_for(user, repo) is not None
+
+
+def can_admin(user, repo: Repository) -> bool:
+    return role_for(user, repo) == Role.ADMIN
+
+
+def visible_repositories(user) -> QuerySet[Repository]:
+    qs = Repository.objects.select_related("owner")
+    if user is None or not user.is_authenticated:
+        return qs.filter(visibility=Visibility.PUBLIC)
+    if user.is_staff:
+        return qs
+    return qs.filter(
+        Q(visibility=Visibility.PUBLIC) | Q(owner=user) | Q(memberships__user=user)
+    ).distinct()
+
+
+def repository_by_name(owner: str, name: str) -> Repository | None:
+    """Case-insensitive look-up by `owner/name`, as the uniqueness constraint is."""
+    return (
+        Repository.objects.select_related("owner")
+        .filter(owner__username__iexact=owner, name__iexact=name)
+        .first()
+    )
+
+
+def readable_repository(user, owner: str, name: str) -> Repository | None:
+    """The repository if it exists and the user may read it; None otherwise (answer 404)."""
+    repo = repository_by_name(owner, name)
+    if repo is None or not can_read(user, repo):
+        return None
+    return repo
+
+
+def user_by_name(username: str) -> User | None:
+    return User.objects.filter(username__iexact=username, is_active=True).first()
+
+
+def members(repo: Repository) -> list[tuple[User, Role]]:
+    rows = [(repo.owner, Role.ADMIN)]
+    for m in Membership.objects.filter(repository=repo).select_related("user").order_by("user__username"):
+        if m.user_id != repo.owner_id:
+            rows.append((m.user, Role(m.role)))
+    return rows

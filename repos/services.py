@@ -1,0 +1,216 @@
+"""Writes: users, tokens, repositories, members. Keyword-only, one transaction each."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from repos import storage, tokens
+from repos.errors import Conflict, ImportFailed, InvalidInput
+from repos.git import GitError, is_valid_refname, run_git
+from repos.models import AccessToken, Membership, Repository, Role, TokenScope, User, Visibility
+from repos.names import validate_repo_name, validate_username
+
+_URL_RE = re.compile(r"^(https?|git|ssh|file)://[^\s]+$")
+
+
+def _invalid(field: str, exc: ValidationError) -> InvalidInput:
+    messages = list(exc.messages)
+    return InvalidInput(messages[0], code=getattr(exc, "code", None) or "invalid", fields={field: messages})
+
+
+@transaction.atomic
+def user_create(
+    *, username: str, email: str = "", password: str | None = None, is_staff: bool = False
+) -> User:
+    try:
+        validate_username(username)
+    except ValidationError as exc:
+        raise _invalid("username", exc) from None
+    if User.objects.filter(username__iexact=username).exists():
+        raise Conflict(f"The username '{username}' is taken.", code="username_taken", fields={"username": ["taken"]})
+    user = User(username=username, email=email, is_staff=is_staff, is_superuser=is_staff)
+    if password is not None:
+        try:
+            validate_password(password, user)
+        except ValidationError as exc:
+            raise _invalid("password", exc) from None
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    try:
+        with transaction.atomic():
+            user.save()
+    except IntegrityError:
+        raise Conflict(f"The username '{username}' is taken.", code="username_taken") from None
+    return user
+
+
+@transaction.atomic
+def token_create(
+    *, user: User, name: str = "", scope: str = TokenScope.READ, expires_at: datetime | None = None
+) -> tuple[AccessToken, str]:
+    """Create a token; returns the row and the secret, which is never stored or shown again."""
+    if scope not in TokenScope.values:
+        raise InvalidInput(f"Unknown scope {scope!r}; use read or write.", fields={"scope": ["invalid"]})
+    name = (name or "").strip() or f"token {timezone.now():%Y-%m-%d %H:%M}"
+    if len(name) > 100 or any(ord(c) < 0x20 for c in name):
+        raise InvalidInput("Token names are at most 100 printable characters.", fields={"name": ["invalid"]})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput("The expiry date must be in the future.", fields={"expires_at": ["invalid"]})
+    secret = tokens.generate_secret()
+    token = AccessToken.objects.create(
+        user=user, name=name, scope=scope, digest=tokens.digest(secret),
+        prefix=secret[: len(tokens.TOKEN_PREFIX) + 4], expires_at=expires_at,
+    )
+    return token, secret
+
+
+def token_revoke(*, token: AccessToken) -> AccessToken:
+    # Conditional: revoking twice keeps the first time.
+    AccessToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token.refresh_from_db()
+    return token
+
+
+def _validate_branch(branch: str) -> None:
+    # A leading '-' is a valid ref but reads as an option on every git command line.
+    if (
+        not isinstance(branch, str)
+        or not branch
+        or branch.startswith("-")
+        or not is_valid_refname(f"refs/heads/{branch}")
+    ):
+        raise InvalidInput(f"{branch!r} is not a valid branch name.", fields={"default_branch": ["invalid"]})
+
+
+def _import_source(source: str) -> str:
+    """A URL git may fetch from, or an absolute path to an existing local repository."""
+    if _URL_RE.match(source):
+        return source
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise InvalidInput(f"{source!r} is neither a URL nor an existing path.", fields={"import": ["invalid"]})
+    return str(path.resolve())
+
+
+def _source_default_branch(source: str) -> str | None:
+    result = run_git(["ls-remote", "--symref", source, "HEAD"], check=False, timeout=120)
+    for line in result.text.splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            return line[len("ref: refs/heads/") : -len("\tHEAD")]
+    return None
+
+
+def _import_into(path: Path, source: str, *, default_branch: str, show_progress: bool) -> None:
+    from django.conf import settings
+
+    args = ["fetch", "--no-write-fetch-head", source, "+refs/*:refs/*"]
+    if show_progress:
+        args.insert(1, "--progress")
+    try:
+        run_git(args, repo=path, timeout=settings.GIT_IMPORT_TIMEOUT, show_progress=show_progress)
+        run_git(["symbolic-ref", "HEAD", f"refs/heads/{default_branch}"], repo=path)
+    except GitError as exc:
+        detail = exc.stderr.strip() or "see the output above"
+        raise ImportFailed(f"Import from {source} failed: {detail}") from None
+
+
+def repository_create(
+    *,
+    owner: User,
+    name: str,
+    description: str = "",
+    visibility: str = Visibility.PUBLIC,
+    default_branch: str | None = None,
+    import_from: str | None = None,
+    show_progress: bool = False,
+) -> Repository:
+    """Create a repository row and its bare repository on disk, or neither.
+
+    With `import_from`, every ref of that repository is copied; its HEAD becomes the default
+    branch unless one is given.
+    """
+    try:
+        validate_repo_name(name)
+    except ValidationError as exc:
+        raise _invalid("name", exc) from None
+    if visibility not in Visibility.values:
+        raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
+    if len(description or "") > 350:
+        raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
+    source = _import_source(import_from) if import_from else None
+    if default_branch is None:
+        default_branch = (_source_default_branch(source) if source else None) or "main"
+    _validate_branch(default_branch)
+    if Repository.objects.filter(owner=owner, name__iexact=name).exists():
+        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]})
+
+    created_path: Path | None = None
+    try:
+        with transaction.atomic():
+            repo = Repository.objects.create(
+                owner=owner, name=name, description=description or "",
+                visibility=visibility, default_branch=default_branch,
+            )
+            populate = None
+            if source:
+                def populate(path):
+                    _import_into(path, source, default_branch=default_branch, show_progress=show_progress)
+            created_path = storage.create_repository_on_disk(
+                repo.pk, default_branch=default_branch, populate=populate
+            )
+    except IntegrityError:
+        if created_path:
+            storage.remove_repository_from_disk(created_path)
+        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken") from None
+    except BaseException:
+        # The transaction rolled back; the disk must follow it.
+        if created_path:
+            storage.remove_repository_from_disk(created_path)
+        raise
+    return repo
+
+
+@transaction.atomic
+def repository_update(
+    *, repo: Repository, description: str | None = None, visibility: str | None = None,
+    default_branch: str | None = None,
+) -> Repository:
+    if description is not None:
+        if len(description) > 350:
+            raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
+        repo.description = description
+    if visibility is not None:
+        if visibility not in Visibility.values:
+            raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
+        repo.visibility = visibility
+    if default_branch is not None and default_branch != repo.default_branch:
+        _validate_branch(default_branch)
+        run_git(["symbolic-ref", "HEAD", f"refs/heads/{default_branch}"], repo=repo.disk_path)
+        repo.default_branch = default_branch
+    repo.save()
+    return repo
+
+
+@transaction.atomic
+def membership_set(*, repo: Repository, user: User, role: Role) -> Membership | None:
+    """Give `user` a role on `repo`. The owner is always admin and has no membership row."""
+    if user.pk == repo.owner_id:
+        if role != Role.ADMIN:
+            raise InvalidInput("The owner is always an admin of their repository.", fields={"role": ["owner"]})
+        return None
+    membership, _ = Membership.objects.update_or_create(repository=repo, user=user, defaults={"role": role})
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, repo: Repository, user: User) -> bool:
+    deleted, _ = Membership.objects.filter(repository=repo, user=user).delete()
+    return bool(deleted)

@@ -1,0 +1,25 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path, re_path
+
+from repos.views import accounts, repositories
+
+# Top-level paths here must stay in repos.names.RESERVED_NAMES, so no user can take them.
+urlpatterns = [
+    path("", repositories.home, name="home"),
+    path("signup", accounts.signup, name="signup"),
+    path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("logout", auth_views.LogoutView.as_view(), name="logout"),
+    path("new", repositories.repository_new, name="repository-new"),
+    path("settings/profile", accounts.profile_settings, name="profile-settings"),
+    path("settings/tokens", accounts.tokens, name="tokens"),
+    path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),
+    path("<str:username>", accounts.profile, name="profile"),
+    re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$", repositories.repository, name="repository"),
+    path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
+    path("<str:owner>/<str:name>/settings/members", repositories.repository_member_set, name="repository-member-set"),
+    path(
+        "<str:owner>/<str:name>/settings/members/<str:username>/remove",
+        repositories.repository_member_remove,
+        name="repository-member-remove",
+    ),
+]

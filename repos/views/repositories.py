@@ -1,0 +1,132 @@
+"""Home, new repository, repository page and settings."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from repos import browse, selectors, services
+from repos.errors import ServiceError
+from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm
+from repos.models import Role, Visibility
+from repos.views import form_error
+
+
+def _repo_or_404(request, owner: str, name: str):
+    repo = selectors.readable_repository(request.user, owner, name)
+    if repo is None:
+        # The same answer for "private" and "missing": existence does not leak.
+        raise Http404
+    return repo
+
+
+def home(request):
+    public = selectors.visible_repositories(None).order_by("-updated_at")[:30]
+    mine = []
+    if request.user.is_authenticated:
+        mine = selectors.visible_repositories(request.user).filter(owner=request.user).order_by("name")
+    return render(request, "home.html", {"public_repos": public, "my_repos": mine})
+
+
+@login_required
+def repository_new(request):
+    form = RepositoryForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            repo = services.repository_create(owner=request.user, **form.cleaned_data)
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Created {repo.full_name}.")
+            return redirect("repository", owner=repo.owner.username, name=repo.name)
+    return render(request, "repos/new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def repository(request, owner: str, name: str):
+    repo = _repo_or_404(request, owner, name)
+    canonical = reverse("repository", kwargs={"owner": repo.owner.username, "name": repo.name})
+    if request.path != canonical:
+        # One canonical URL per repository, whatever case, suffix or trailing slash was typed.
+        return redirect(canonical)
+    path = repo.disk_path
+    refs = browse.refs(path)
+    commits = browse.recent_commits(path, repo.default_branch) if refs else []
+    clone_url = request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git")
+    return render(
+        request,
+        "repos/repository.html",
+        {
+            "repo": repo,
+            "branches": [r for r in refs if r.kind == "branch"],
+            "tags": [r for r in refs if r.kind == "tag"],
+            "commits": commits,
+            "clone_url": clone_url,
+            "is_admin": selectors.can_admin(request.user, repo),
+            "role": selectors.role_for(request.user, repo),
+        },
+    )
+
+
+def _admin_repo_or_404(request, owner, name):
+    repo = _repo_or_404(request, owner, name)
+    if not selectors.can_admin(request.user, repo):
+        raise Http404
+    return repo
+
+
+@login_required
+def repository_settings(request, owner: str, name: str):
+    repo = _admin_repo_or_404(request, owner, name)
+    form = RepositorySettingsForm(
+        request.POST or None,
+        initial={"description": repo.description, "visibility": repo.visibility, "default_branch": repo.default_branch},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.repository_update(repo=repo, **form.cleaned_data)
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("repository-settings", owner=repo.owner.username, name=repo.name)
+    return render(
+        request,
+        "repos/settings.html",
+        {"repo": repo, "form": form, "member_form": MemberForm(), "members": selectors.members(repo),
+         "Visibility": Visibility},
+    )
+
+
+@login_required
+@require_POST
+def repository_member_set(request, owner: str, name: str):
+    repo = _admin_repo_or_404(request, owner, name)
+    form = MemberForm(request.POST)
+    if form.is_valid():
+        user = selectors.user_by_name(form.cleaned_data["username"])
+        if user is None:
+            messages.error(request, f"No user named '{form.cleaned_data['username']}'.")
+        else:
+            try:
+                services.membership_set(repo=repo, user=user, role=Role.from_label(form.cleaned_data["role"]))
+            except ServiceError as exc:
+                messages.error(request, exc.message)
+            else:
+                messages.success(request, f"{user.username} is now {form.cleaned_data['role']}.")
+    else:
+        messages.error(request, "Give a username and a role.")
+    return redirect("repository-settings", owner=repo.owner.username, name=repo.name)
+
+
+@login_required
+@require_POST
+def repository_member_remove(request, owner: str, name: str, username: str):
+    repo = _admin_repo_or_404(request, owner, name)
+    user = selectors.user_by_name(username)
+    if user is not None and services.membership_remove(repo=repo, user=user):
+        messages.success(request, f"Removed {user.username}.")
+    return redirect("repository-settings", owner=repo.owner.username, name=repo.name)

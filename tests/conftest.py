@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests import live
+from tests.factories import RepositoryFactory, UserFactory  # noqa: F401 - fixtures below use them
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_storage(tmp_path_factory):
+    """Every test session gets its own REPO_ROOT and Celery queue, shared with the processes
+    the live fixtures start, so runs never see each other's repositories or messages."""
+    from django.conf import settings
+
+    from hostsite.celery import app
+
+    root = tmp_path_factory.mktemp("repos")
+    settings.REPO_ROOT = root
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    app.conf.task_default_queue = queue
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    yield {"repo_root": root, "queue": queue}
+
+
+@pytest.fixture(autouse=True)
+def _repo_root_per_test(request, tmp_path, _isolated_storage):
+    """Tests that do not talk to live processes get a REPO_ROOT of their own: rolled-back test
+    transactions hand the same ids out again, and their repositories must not meet."""
+    from django.conf import settings
+
+    if "live_env" in request.fixturenames:
+        yield _isolated_storage["repo_root"]
+        return
+    settings.REPO_ROOT = tmp_path / "repo-root"
+    yield settings.REPO_ROOT
+    settings.REPO_ROOT = _isolated_storage["repo_root"]
+
+
+@pytest.fixture(scope="session")
+def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_factory) -> dict[str, str]:
+    """Environment for child processes: the test database, the session's REPO_ROOT and queue."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        url = live.database_url(connection.settings_dict)
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": url,
+            "REPO_ROOT": str(_isolated_storage["repo_root"]),
+            "CELERY_QUEUE": _isolated_storage["queue"],
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def live_server_url(live_env, tmp_path_factory):
+    """The real web server (gunicorn, as `make run` starts it) on a free loopback port."""
+    port = live.free_port()
+    web = live.start_web(live_env, port, tmp_path_factory.mktemp("web-logs"))
+    yield f"http://127.0.0.1:{port}"
+    web.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(live_env, _isolated_storage, tmp_path_factory):
+    """A real Celery worker process consuming the session's queue through the real broker."""
+    worker = live.start_worker(live_env, tmp_path_factory.mktemp("worker-logs"), queue=_isolated_storage["queue"])
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def git_home(tmp_path) -> dict[str, str]:
+    """An environment for client-side git with a pinned HOME and no global/system config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+@pytest.fixture
+def source_repo(tmp_path, git_home) -> Path:
+    """A small non-bare repository with two branches and an annotated tag."""
+    from tests.gitutil import make_history
+
+    path = tmp_path / "source"
+    make_history(path, git_home)
+    return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # pytest-django removes the test database; drop stray SQLite WAL files next to it too.
+    from django.conf import settings
+
+    for suffix in ("-wal", "-shm"):
+        p = Path(str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3") + suffix)
+        p.unlink(missing_ok=True)

@@ -1,0 +1,57 @@
+"""A task goes through the real broker (filesystem or Redis, whichever the settings choose) to a
+real worker process, not eager mode, and does real work on a real repository."""
+
+import time
+
+import pytest
+
+from repos import services
+from repos.models import Repository
+from repos.tasks import maintain_repository, schedule_maintenance
+from tests.factories import UserFactory
+from tests.gitutil import make_history
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+def wait_until(predicate, *, timeout=60.0, worker=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    log = worker.log() if worker else ""
+    raise AssertionError(f"condition not met within {timeout}s; worker log:\n{log}")
+
+
+def test_eager_mode_is_off():
+    from hostsite.celery import app
+
+    assert app.conf.task_always_eager is False
+
+
+def test_worker_runs_maintenance_through_the_broker(celery_worker_process, tmp_path, git_home):
+    src = tmp_path / "src"
+    make_history(src, git_home)
+    repo = services.repository_create(owner=UserFactory(), name="maint", import_from=str(src))
+    pack_dir = repo.disk_path / "objects" / "pack"
+    assert not list(pack_dir.glob("*.bitmap"))
+
+    result = maintain_repository.delay(repo.pk)
+    assert result.id  # published to the broker; the worker, not this process, runs it
+
+    wait_until(
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+    )
+    assert list(pack_dir.glob("*.bitmap"))
+    info = repo.disk_path / "objects" / "info"
+    assert (info / "commit-graph").exists() or (info / "commit-graphs").exists()
+    assert f"Task repos.tasks.maintain_repository[{result.id}]" in celery_worker_process.log()
+
+
+def test_periodic_scheduler_task_fans_out(celery_worker_process):
+    repo = services.repository_create(owner=UserFactory(), name="due")
+    schedule_maintenance.delay()
+    wait_until(
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+    )

