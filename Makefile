@@ -17,9 +17,10 @@ venv: $(STAMP)
 run: $(STAMP)
 	exec $(PY) -m hostsite.run
 
+# Tests run with DEBUG off, as production does; the key is a throwaway unless one is given.
 test: $(STAMP)
 	$(PY) -m ruff check .
-	exec $(PY) -m pytest $(PYTEST_ARGS)
+	SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}" exec $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
