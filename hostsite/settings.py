@@ -162,6 +162,8 @@ CELERY_BEAT_SCHEDULE = {
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
 MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))
 MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
+# Pushes between maintenance runs: each push adds a pack; git's own gc.autoPackLimit is 50.
+MAINTENANCE_PUSH_THRESHOLD = env_int("MAINTENANCE_PUSH_THRESHOLD", 50, minimum=1)
 
 # --- bundles --------------------------------------------------------------------------------
 BUNDLE_STORAGE_URL = env_str("BUNDLE_STORAGE_URL", f"file://{VAR_DIR / 'bundles'}")
@@ -173,6 +175,14 @@ GIT_BINARY = env_str("GIT_BINARY", "git")
 GIT_TIMEOUT = env_int("GIT_TIMEOUT", 600, minimum=1)
 # Repository imports may be large; they get their own limit.
 GIT_IMPORT_TIMEOUT = env_int("GIT_IMPORT_TIMEOUT", 6 * 3600, minimum=1)
+
+# Smart HTTP limits. A gzip request body is inflated to a spool file before git starts, so a
+# gzip bomb gets a clean 413; plain bodies stream straight into git.
+GIT_HTTP_MAX_INFLATED = env_int("GIT_HTTP_MAX_INFLATED_MB", 256, minimum=1) * 1024 * 1024
+GIT_HTTP_MAX_UPLOAD_REQUEST = env_int("GIT_HTTP_MAX_UPLOAD_REQUEST_MB", 256, minimum=1) * 1024 * 1024
+# receive.maxInputSize: the largest pack a push may send.
+GIT_MAX_PUSH_SIZE = env_int("GIT_MAX_PUSH_MB", 2048, minimum=1) * 1024 * 1024
+GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {

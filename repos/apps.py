@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.db.models.signals import post_migrate
 
 
 class ReposConfig(AppConfig):
@@ -15,5 +16,13 @@ class ReposConfig(AppConfig):
         # The web process enqueues tasks too, so the filesystem broker's folders must exist
         # before the first .delay(), not only when a worker starts.
         ensure_broker_folders()
+        # Every deploy migrates: that is when the hooks shared by all repositories are refreshed.
+        post_migrate.connect(_install_hooks, sender=self)
         # WhiteNoise warns on every start when STATIC_ROOT is missing (before collectstatic).
         Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+
+
+def _install_hooks(**_kwargs) -> None:
+    from repos.storage import install_hooks
+
+    install_hooks()

@@ -136,3 +136,35 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} is {Role(self.role).label} of {self.repository}"
+
+
+class Push(models.Model):
+    """One accepted push: who, when, how, and (in RefUpdate) which refs moved."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="pushes")
+    pusher = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="pushes"
+    )
+    # Kept when the account is gone, so the log still says who pushed.
+    pusher_name = models.CharField(max_length=39)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    protocol = models.CharField(max_length=20, default="http")
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"push #{self.pk} to {self.repository_id} by {self.pusher_name}"
+
+
+class RefUpdate(models.Model):
+    push = models.ForeignKey(Push, on_delete=models.CASCADE, related_name="ref_updates")
+    ref = models.CharField(max_length=255)
+    old = models.CharField(max_length=64)
+    new = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.ref} {self.old[:10]}..{self.new[:10]}"

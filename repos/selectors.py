@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from repos.models import Membership, Repository, Role, User, Visibility
+from repos.names import validate_repo_name, validate_username
 
 
 def role_for(user, repo: Repository) -> Role | None:
@@ -41,8 +43,22 @@ def visible_repositories(user) -> QuerySet[Repository]:
     ).distinct()
 
 
+def _valid(validator, value: str) -> bool:
+    try:
+        validator(value)
+    except ValidationError:
+        return False
+    return True
+
+
 def repository_by_name(owner: str, name: str) -> Repository | None:
-    """Case-insensitive look-up by `owner/name`, as the uniqueness constraint is."""
+    """Case-insensitive look-up by `owner/name`, as the uniqueness constraint is.
+
+    Names from URLs are checked first: a NUL or other junk never reaches the database
+    (SQLite compared 'name\\x00' equal to 'name'; PostgreSQL refuses NUL outright).
+    """
+    if not _valid(validate_username, owner.lower()) or not _valid(validate_repo_name, name):
+        return None
     return (
         Repository.objects.select_related("owner")
         .filter(owner__username__iexact=owner, name__iexact=name)
@@ -59,6 +75,8 @@ def readable_repository(user, owner: str, name: str) -> Repository | None:
 
 
 def user_by_name(username: str) -> User | None:
+    if not _valid(validate_username, username.lower()):
+        return None
     return User.objects.filter(username__iexact=username, is_active=True).first()
 
 

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 HOOKS_SOURCE = Path(__file__).resolve().parent / "hooks"
 HOOK_NAMES = ("pre-receive", "post-receive")
+# Modules the hooks import, installed beside them.
+HOOK_MODULES = ("policy.py",)
 
 # Configuration every hosted repository gets. Why each:
 REPO_CONFIG = {
@@ -65,18 +67,20 @@ def hooks_dir() -> Path:
 def install_hooks() -> Path:
     """Copy the platform's hook scripts under REPO_ROOT (stable across deploys of the code).
 
-    The scripts are standalone Python that never import Django; they run with the
-    interpreter that installed them.
+    The scripts are standalone Python that never import Django. They run with the
+    interpreter that installed them, with -I (ignore the environment and user site) and -S
+    (skip site-packages: they need none, and it halves interpreter start-up).
     """
     target = hooks_dir()
     target.mkdir(parents=True, exist_ok=True)
-    for name in HOOK_NAMES:
-        body = (HOOKS_SOURCE / f"{name.replace('-', '_')}.py").read_text()
-        script = f"#!{sys.executable}\n" + body
+    files = {name: f"#!{sys.executable} -IS\n" + (HOOKS_SOURCE / f"{name.replace('-', '_')}.py").read_text()
+             for name in HOOK_NAMES}
+    files.update({name: (HOOKS_SOURCE / name).read_text() for name in HOOK_MODULES})
+    for name, text in files.items():
         path = target / name
-        if not path.exists() or path.read_text() != script:
+        if not path.exists() or path.read_text() != text:
             tmp = target / f".{name}.tmp"
-            tmp.write_text(script)
+            tmp.write_text(text)
             tmp.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
             os.replace(tmp, path)
     return target

@@ -1,7 +1,10 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from repos.views import accounts, repositories
+from repos.views import accounts, git_http, repositories
+
+# `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
+_REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
 
 # Top-level paths here must stay in repos.names.RESERVED_NAMES, so no user can take them.
 urlpatterns = [
@@ -14,6 +17,9 @@ urlpatterns = [
     path("settings/tokens", accounts.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),
     path("<str:username>", accounts.profile, name="profile"),
+    re_path(_REPO + r"/info/refs$", git_http.info_refs, name="git-info-refs"),
+    re_path(_REPO + r"/(?P<service>git-upload-pack|git-receive-pack)$", git_http.service_rpc, name="git-rpc"),
+    re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>.*)$", git_http.dumb_http),
     re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$", repositories.repository, name="repository"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path("<str:owner>/<str:name>/settings/members", repositories.repository_member_set, name="repository-member-set"),

@@ -24,6 +24,12 @@ def _isolated_storage(tmp_path_factory):
     app.conf.task_default_queue = queue
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     yield {"repo_root": root, "queue": queue}
+    # Messages no worker consumed must not outlive the session (Redis is shared).
+    with app.connection_for_write() as conn:
+        try:
+            conn.default_channel.queue_purge(queue)
+        except Exception:  # noqa: S110 - the queue may never have been declared
+            pass
 
 
 @pytest.fixture(autouse=True)
@@ -54,18 +60,26 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             "REPO_ROOT": str(_isolated_storage["repo_root"]),
             "CELERY_QUEUE": _isolated_storage["queue"],
             "PYTHONUNBUFFERED": "1",
+            # Low, so a test can see maintenance follow pushes.
+            "MAINTENANCE_PUSH_THRESHOLD": "3",
         }
     )
     return env
 
 
 @pytest.fixture(scope="session")
-def live_server_url(live_env, tmp_path_factory):
+def live_web(live_env, tmp_path_factory):
     """The real web server (gunicorn, as `make run` starts it) on a free loopback port."""
     port = live.free_port()
     web = live.start_web(live_env, port, tmp_path_factory.mktemp("web-logs"))
-    yield f"http://127.0.0.1:{port}"
+    web.url = f"http://127.0.0.1:{port}"
+    yield web
     web.stop()
+
+
+@pytest.fixture(scope="session")
+def live_server_url(live_web) -> str:
+    return live_web.url
 
 
 @pytest.fixture(scope="session")

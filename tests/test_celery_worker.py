@@ -55,3 +55,28 @@ def test_periodic_scheduler_task_fans_out(celery_worker_process):
     wait_until(
         lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
     )
+
+
+def test_maintenance_follows_enough_pushes(celery_worker_process, live_server_url, tmp_path, git_home):
+    """Pushes go through the web server; the third (MAINTENANCE_PUSH_THRESHOLD in the live
+    environment) enqueues maintenance on commit, and the worker runs it."""
+    from repos.models import Push
+    from tests.gitutil import git
+
+    owner = UserFactory(username="pusher")
+    token = services.token_create(user=owner, scope="write")[1]
+    repo = services.repository_create(owner=owner, name="busy")
+    Repository.objects.filter(pk=repo.pk).update(last_maintained_at=None)
+    work = tmp_path / "w"
+    git(git_home, "init", "--quiet", "-b", "main", str(work))
+    remote = f"http://pusher:{token}@{live_server_url.removeprefix('http://')}/pusher/busy.git"
+    for i in range(3):
+        git(git_home, "commit", "--quiet", "--allow-empty", "-m", f"push {i}", cwd=work)
+        git(git_home, "push", "--quiet", remote, "main", cwd=work)
+        if i < 2:
+            assert Repository.objects.get(pk=repo.pk).last_maintained_at is None
+    assert Push.objects.filter(repository=repo).count() == 3
+    wait_until(
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+    )
+    assert Repository.objects.get(pk=repo.pk).pushes_since_maintenance == 0

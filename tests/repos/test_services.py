@@ -50,7 +50,9 @@ def test_created_repository_layout_and_configuration(settings):
     for name in storage.HOOK_NAMES:
         hook = storage.hooks_dir() / name
         assert hook.exists() and hook.stat().st_mode & 0o111
-        assert imported_modules(hook.read_text()) <= {"os", "sys"}
+        assert imported_modules(hook.read_text()) <= {"os", "sys", "policy"}
+    for module in storage.HOOK_MODULES:
+        assert imported_modules((storage.hooks_dir() / module).read_text()) <= {"__future__"}
     assert run_git(["symbolic-ref", "HEAD"], repo=path).text.strip() == "refs/heads/main"
     # No names on disk: only the id.
     assert repo.name not in str(path)

@@ -1,0 +1,60 @@
+"""Recording accepted pushes: the database side of git receive-pack."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from repos.models import Push, RefUpdate, Repository
+from repos.signals import push_recorded
+
+log = logging.getLogger(__name__)
+_LINE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (\S.{0,254})$")
+
+
+@dataclass(frozen=True)
+class Update:
+    old: str
+    new: str
+    ref: str
+
+
+def parse_updates(text: str) -> list[Update]:
+    """The lines post-receive wrote (`<old> <new> <ref>` each, git's own format)."""
+    updates = []
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if match:
+            updates.append(Update(match[1], match[2], match[3]))
+        elif line.strip():
+            log.warning("ignoring malformed ref update line %r", line[:300])
+    return updates
+
+
+def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http") -> Push | None:
+    """Record one push and its ref updates in one transaction; then enqueue post-push work."""
+    if not updates:
+        return None
+    from repos.tasks import maintain_repository
+
+    with transaction.atomic():
+        push = Push.objects.create(
+            repository=repo, pusher=pusher, pusher_name=getattr(pusher, "username", "") or "", protocol=protocol
+        )
+        RefUpdate.objects.bulk_create(
+            [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new) for u in updates]
+        )
+        Repository.objects.filter(pk=repo.pk).update(pushes_since_maintenance=F("pushes_since_maintenance") + 1)
+        due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
+        push_id, repo_id = push.pk, repo.pk
+        if due:
+            transaction.on_commit(lambda: maintain_repository.delay(repo_id))
+        transaction.on_commit(
+            lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id)
+        )
+    return push

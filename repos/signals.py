@@ -1,0 +1,7 @@
+"""Signals other apps subscribe to, so repos never imports them (workspaces and bundles use
+repos, not the other way round)."""
+
+from django.dispatch import Signal
+
+# Sent after the push's transaction commits. kwargs: push_id, repository_id.
+push_recorded = Signal()
