@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -25,11 +26,9 @@ def _isolated_storage(tmp_path_factory):
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     yield {"repo_root": root, "queue": queue}
     # Messages no worker consumed must not outlive the session (Redis is shared).
-    with app.connection_for_write() as conn:
-        try:
-            conn.default_channel.queue_purge(queue)
-        except Exception:  # noqa: S110 - the queue may never have been declared
-            pass
+    # The queue may never have been declared, hence suppress.
+    with app.connection_for_write() as conn, contextlib.suppress(Exception):
+        conn.default_channel.queue_purge(queue)
 
 
 @pytest.fixture(autouse=True)

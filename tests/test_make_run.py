@@ -82,11 +82,11 @@ def test_make_run_serves_and_stops_cleanly(tmp_path):
     var_dir = tmp_path / "var"
     first = MakeRun(var_dir, tmp_path / "first.log")
     first.wait_ready()
-    with urllib.request.urlopen(first.url, timeout=10) as resp:  # noqa: S310 - loopback
+    with urllib.request.urlopen(first.url, timeout=10) as resp:
         page = resp.read().decode()
     assert resp.status == 200
     assert "hello-hostsite" in page, "the demo repository is listed on the home page"
-    with urllib.request.urlopen(first.url + "demo/hello-hostsite", timeout=10) as resp:  # noqa: S310
+    with urllib.request.urlopen(first.url + "demo/hello-hostsite", timeout=10) as resp:
         assert "Type greet() and run it as a script" in resp.read().decode()
     pids = live.processes_with_marker(first.marker)
     assert len(pids) >= 5  # make, supervisor, gunicorn master + workers, celery worker, beat
@@ -102,7 +102,7 @@ def test_make_run_serves_and_stops_cleanly(tmp_path):
     second = MakeRun(var_dir, tmp_path / "second.log")
     elapsed = second.wait_ready()
     assert "password '" not in second.output()
-    with urllib.request.urlopen(second.url, timeout=10) as resp:  # noqa: S310
+    with urllib.request.urlopen(second.url, timeout=10) as resp:
         assert "hello-hostsite" in resp.read().decode()
     os.kill(second.proc.pid, signal.SIGTERM)
     second.wait()
