@@ -182,6 +182,8 @@ GIT_HTTP_MAX_INFLATED = env_int("GIT_HTTP_MAX_INFLATED_MB", 256, minimum=1) * 10
 GIT_HTTP_MAX_UPLOAD_REQUEST = env_int("GIT_HTTP_MAX_UPLOAD_REQUEST_MB", 256, minimum=1) * 1024 * 1024
 # receive.maxInputSize: the largest pack a push may send.
 GIT_MAX_PUSH_SIZE = env_int("GIT_MAX_PUSH_MB", 2048, minimum=1) * 1024 * 1024
+# Workspaces: refs per user per repository (a repository setting may override it).
+WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
 # --- REST API -------------------------------------------------------------------------------

@@ -149,6 +149,8 @@ class Push(models.Model):
     pusher_name = models.CharField(max_length=39)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     protocol = models.CharField(max_length=20, default="http")
+    # True when any ref it updated is in a workspace (refs/users/...).
+    touches_workspace = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]
@@ -168,3 +170,20 @@ class RefUpdate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ref} {self.old[:10]}..{self.new[:10]}"
+
+
+class PushCommit(models.Model):
+    """A commit a push introduced to the repository: each commit belongs to one push only."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="+")
+    push = models.ForeignKey(Push, on_delete=models.CASCADE, related_name="commits")
+    sha = models.CharField(max_length=64)
+    # Order within the push: topological, oldest first (hg's pushlog lists changesets so).
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["push_id", "position"]
+        constraints = [models.UniqueConstraint("repository", "sha", name="pushcommit_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.sha[:12]} in push #{self.push_id}"

@@ -147,3 +147,26 @@ def read_receive_commands(stream: BinaryIO, *, limit: int = 8 * 1024 * 1024) -> 
 
 def _is_oid(value: bytes) -> bool:
     return len(value) in (40, 64) and all(c in b"0123456789abcdef" for c in value)
+
+
+def parse_commands(data: bytes) -> list[tuple[str, str, str]]:
+    """(old, new, ref) of each command in a validated command list (read_receive_commands)."""
+    import io
+
+    commands = []
+    in_cert = False
+    for _raw, payload in iter_pkts(io.BytesIO(data)):
+        if payload is None:
+            continue
+        line = payload.split(b"\0", 1)[0].rstrip(b"\n")
+        if in_cert:
+            in_cert = line != b"push-cert-end"
+            continue
+        if line.startswith(b"push-cert"):
+            in_cert = True
+            continue
+        if line.startswith(b"shallow "):
+            continue
+        old, new, ref = line.decode("utf-8", "replace").split(" ", 2)
+        commands.append((old, new, ref))
+    return commands

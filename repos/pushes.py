@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from repos.models import Push, RefUpdate, Repository
+from repos.git import GitError, run_git
+from repos.models import Push, PushCommit, RefUpdate, Repository
 from repos.signals import push_recorded
 
 log = logging.getLogger(__name__)
@@ -36,18 +37,53 @@ def parse_updates(text: str) -> list[Update]:
     return updates
 
 
+def introduced_commits(repo: Repository, updates: list[Update]) -> list[str]:
+    """Commits the push made reachable that were not before, oldest first.
+
+    Run after git updated the refs: reachable from the new tips, but not from the old tips
+    nor from any ref the push did not touch.
+    """
+    news = [u.new for u in updates if not _is_zero(u.new)]
+    if not news:
+        return []
+    args = ["rev-list", "--topo-order", "--reverse", *news, "--not"]
+    args += [u.old for u in updates if not _is_zero(u.old)]
+    args += [f"--exclude={u.ref}" for u in updates] + ["--all"]
+    return run_git(args, repo=repo.disk_path).text.split()
+
+
+def _is_zero(oid: str) -> bool:
+    return set(oid) == {"0"}
+
+
 def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http") -> Push | None:
-    """Record one push and its ref updates in one transaction; then enqueue post-push work."""
+    """Record one push, its ref updates and the commits it introduced, in one transaction;
+    then enqueue the post-push work."""
     if not updates:
         return None
     from repos.tasks import maintain_repository
 
+    try:
+        commits = introduced_commits(repo, updates)
+    except GitError:
+        # The refs moved: record that much, even if the commit list cannot be had.
+        log.exception("could not list the commits of a push to %s", repo.full_name)
+        commits = []
     with transaction.atomic():
         push = Push.objects.create(
-            repository=repo, pusher=pusher, pusher_name=getattr(pusher, "username", "") or "", protocol=protocol
+            repository=repo,
+            pusher=pusher,
+            pusher_name=getattr(pusher, "username", "") or "",
+            protocol=protocol,
+            touches_workspace=any(u.ref.startswith("refs/users/") for u in updates),
         )
         RefUpdate.objects.bulk_create(
             [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new) for u in updates]
+        )
+        # Unique per repository: a commit a concurrent push already claimed stays with it.
+        PushCommit.objects.bulk_create(
+            [PushCommit(repository=repo, push=push, sha=sha, position=i) for i, sha in enumerate(commits)],
+            ignore_conflicts=True,
         )
         Repository.objects.filter(pk=repo.pk).update(pushes_since_maintenance=F("pushes_since_maintenance") + 1)
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD

@@ -25,7 +25,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
-from repos import pktline, pushes
+from repos import extensions, pktline, pushes
 from repos.git import popen_git
 from repos.models import Repository, Role
 
@@ -51,6 +51,15 @@ class Pusher:
 
     user: object | None
     role: Role | None
+    can_read: bool = True
+
+    @property
+    def role_label(self) -> str:
+        """The role the hooks see: signed-in users who may read a public repository without
+        being members are readers."""
+        if self.role is not None:
+            return self.role.label
+        return Role.READER.label if self.user is not None and self.can_read else ""
 
 
 def parse_git_protocol(value: str | None) -> str | None:
@@ -288,10 +297,12 @@ def _stderr_text(fh) -> str:
         return ""
 
 
-def _service_argv(service: str, path: Path, *, advertise: bool) -> list[str]:
+def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tuple[str, str]]) -> list[str]:
     argv = []
     if service == "receive-pack":
         argv += ["-c", f"receive.maxInputSize={settings.GIT_MAX_PUSH_SIZE}"]
+    for key, value in config:
+        argv += ["-c", f"{key}={value}"]
     argv += [service, "--stateless-rpc"]
     if advertise:
         argv.append("--advertise-refs")
@@ -300,20 +311,24 @@ def _service_argv(service: str, path: Path, *, advertise: bool) -> list[str]:
 
 
 def _hook_env(repo: Repository, pusher: Pusher, updates_file: str) -> dict[str, str]:
+    role = pusher.role_label
     return {
+        **extensions.hook_environment(repo, pusher.user, role),
         "HOSTSITE_PUSHER": pusher.user.username,
-        "HOSTSITE_ROLE": pusher.role.label if pusher.role else "",
+        "HOSTSITE_ROLE": role,
         "HOSTSITE_REPO_ID": str(repo.pk),
         "HOSTSITE_REF_UPDATES_FILE": updates_file,
     }
 
 
-def advertise(repo: Repository, service: str, protocol: str | None) -> GitProcessResponse:
+def advertise(repo: Repository, service: str, pusher: Pusher, protocol: str | None) -> GitProcessResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
+    config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=True,
+                                   refs=None)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(_service_argv(service, path, advertise=True), env=env, stdin=subprocess.DEVNULL,
-                     stderr=stderr)
+    proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
+                     stdin=subprocess.DEVNULL, stderr=stderr)
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
@@ -348,8 +363,11 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             if updates:
                 pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http")
 
+    refs = [ref for _old, _new, ref in pktline.parse_commands(prefix)] if service == "receive-pack" else None
+    config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
+                                   refs=refs)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(_service_argv(service, path, advertise=False), env=env, stderr=stderr)
+    proc = popen_git(_service_argv(service, path, advertise=False, config=config), env=env, stderr=stderr)
     feeder = Feeder(proc, prefix, rest)
     feeder.start()
     return GitProcessResponse(

@@ -60,7 +60,7 @@ def wait_for_http(url: str, *, timeout: float = 60.0, proc: subprocess.Popen | N
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
         try:
-            with urllib.request.urlopen(url, timeout=2):  # noqa: S310 - loopback test server
+            with urllib.request.urlopen(url, timeout=2):
                 return
         except urllib.error.HTTPError:
             return  # it answered

@@ -15,7 +15,7 @@ import pytest
 from repos.models import Repository
 from tests.factories import RepositoryFactory, UserFactory
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements-dev.txt)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium missing: see requirements-dev.txt")
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
@@ -24,8 +24,17 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-         "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-dev-shm-usage",
+]
 SHOTS = Path("/tmp/hostsite-shots")
 PASSWORD = "plinth-orbit-73-quarry"
 XSS = "<img src=x onerror=alert(1)><script>window.pwned=1</script>"
@@ -35,7 +44,7 @@ XSS = "<img src=x onerror=alert(1)><script>window.pwned=1</script>"
 def browser(tmp_path):
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
     if missing:
-        reason = f"{' and '.join(missing)} missing: apt-get install chromium chromium-driver (Debian packages)"
+        reason = f"{' and '.join(missing)} missing: install the Debian packages chromium and chromium-driver"
         if os.environ.get("HOSTSITE_BROWSER_REQUIRED") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
@@ -44,7 +53,8 @@ def browser(tmp_path):
     for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,800"]:
         options.add_argument(flag)
     options.unhandled_prompt_behavior = "ignore"  # an alert stays open for assert_no_alert to see
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)), options=options)
+    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
+    driver = webdriver.Chrome(service=service, options=options)
     try:
         driver.set_page_load_timeout(30)
         yield driver
@@ -79,8 +89,10 @@ class Page:
         """Click a submit button and wait until the next page has loaded (a new page has no mark)."""
         self.driver.execute_script("window.beforeClick = true")
         button.click()
+        loaded = "return !window.beforeClick && document.readyState === 'complete'"
         WebDriverWait(self.driver, 20, ignored_exceptions=(WebDriverException,)).until(
-            lambda d: d.execute_script("return !window.beforeClick && document.readyState === 'complete'"))
+            lambda d: d.execute_script(loaded)
+        )
 
     def sign_in(self, username: str) -> None:
         self.get("/login")
@@ -109,9 +121,9 @@ def page(browser, live_server_url):
 def api_user(base: str, secret: str) -> int | str:
     """The API's answer to a token: the username it belongs to, or the HTTP error status."""
     headers = {"Authorization": f"Bearer {secret}"}
-    request = urllib.request.Request(base + "/api/v1/user", headers=headers)  # noqa: S310 - loopback server
+    request = urllib.request.Request(base + "/api/v1/user", headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)["username"]
     except urllib.error.HTTPError as exc:
         return exc.code
@@ -168,14 +180,16 @@ def test_new_repository_form_and_invalid_names(page):
     assert Repository.objects.get(owner=user).default_branch == "trunk"
 
 
-def test_description_is_rendered_as_text_not_html(page):
-    RepositoryFactory(owner=UserFactory(username="mallory"), name="xss", description=XSS)
-    for path, selector in (("/mallory/xss", "p.lead"), ("/", ".repo-list p"), ("/mallory", "main")):
+def test_user_text_is_rendered_as_text_not_html(page):
+    mallory = UserFactory(username="mallory", display_name=XSS, bio=f"line one\n{XSS}")
+    RepositoryFactory(owner=mallory, name="xss", description=XSS)
+    # The profile shows the display name, the bio and the repository's description.
+    for path, times in {"/mallory/xss": 1, "/": 1, "/mallory": 3}.items():
         page.get(path)
         page.assert_no_alert()
         assert page.driver.execute_script("return window.pwned") is None, path
         assert page.css("main img") == [] and page.css("main script") == [], path
-        assert XSS in page.text(selector), path
+        assert page.text("main").count(XSS) == times, (path, page.text("main"))
         page.assert_no_alert()  # late onerror handlers too
 
 
@@ -188,7 +202,8 @@ def assert_not_found(page, path: str) -> None:
 
 def test_private_repository_is_404_for_everyone_else(page):
     UserFactory(username="bob", password=PASSWORD)
-    RepositoryFactory(owner=UserFactory(username="alice", password=PASSWORD), name="trove", visibility="private")
+    alice = UserFactory(username="alice", password=PASSWORD)
+    RepositoryFactory(owner=alice, name="trove", visibility="private")
 
     page.get("/")
     assert page.signed_in_as() is None
@@ -219,10 +234,10 @@ def body_background(page) -> tuple[int, ...]:
 def shoot(page, tmp_path, path: str, width: int, height: int, scheme: str) -> str:
     """Show `path` at a viewport size and colour scheme, save a screenshot; returns an overflow report."""
     driver = page.driver
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 800})
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                           {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 800}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    media = {"features": [{"name": "prefers-color-scheme", "value": scheme}]}
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", media)
     page.get(path)
     assert driver.execute_script(f"return matchMedia('(prefers-color-scheme: {scheme})').matches")
     shot = tmp_path / f"{path.strip('/').replace('/', '_') or 'home'}-{width}x{height}-{scheme}.png"
@@ -251,11 +266,11 @@ def test_home_in_light_and_dark_at_desktop_and_phone_widths(page, tmp_path):
         assert sum(backgrounds["dark"][:3]) < sum(backgrounds["light"][:3]), backgrounds
 
 
-@pytest.mark.xfail(strict=True, reason="long names and the token table overflow a phone; fix: /tmp/browser-notes.md")
+@pytest.mark.xfail(strict=True, reason="long names and the token table widen a 390px page")
 def test_long_content_and_token_table_fit_a_phone(page, tmp_path):
     owner = UserFactory(username="frank", password=PASSWORD)
-    RepositoryFactory(owner=owner, name="a-rather-long-repository-name-for-phones",
-                      description="https://example.invalid/a/long/unbroken/address/that/must/wrap/on/phones")
+    url = "https://example.invalid/a/long/unbroken/address/that/must/wrap/on/phones"
+    RepositoryFactory(owner=owner, name="a-rather-long-repository-name-for-phones", description=url)
     page.sign_in("frank")
     page.get("/settings/tokens")
     page.submit(name="laptop at home", scope="read")

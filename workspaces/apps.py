@@ -1,6 +1,21 @@
+from pathlib import Path
+
 from django.apps import AppConfig
+
+HERE = Path(__file__).resolve().parent
 
 
 class WorkspacesConfig(AppConfig):
     name = "workspaces"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from repos import extensions
+        from workspaces import gitconfig
+
+        # The hooks judge pushes with the ref-namespace policy, and nameless pushes
+        # (refs/for/...) go through proc-receive.
+        extensions.set_push_policy(HERE / "policy.py")
+        extensions.register_hook("proc-receive", HERE / "hooks" / "proc_receive.py")
+        extensions.register_hook_environment(gitconfig.hook_environment)
+        extensions.register_git_config(gitconfig.git_config)

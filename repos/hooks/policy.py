@@ -1,15 +1,14 @@
-# The push policy: a pure function, table-tested, imported by the pre-receive hook.
-# Standalone: no Django, no project imports (see repos/hooks/__init__.py). The workspaces
-# issue replaces this function with the full ref-namespace policy.
+# The default push policy: a write role updates any ref. A pure function, imported by the
+# pre-receive hook; standalone (no Django, no project imports; see repos/hooks/__init__.py).
+# workspaces installs its ref-namespace policy in its place (repos.extensions), with the
+# same decide_all() interface.
 from __future__ import annotations
 
-ZERO_OID = "0" * 40
-ROLES = ("reader", "maintainer", "admin")
 WRITE_ROLES = ("maintainer", "admin")
 
 
-def decide(*, role: str, pusher: str, ref: str, old: str, new: str) -> str | None:
-    """None to allow this ref update, or the reason it is refused (shown as a remote: line)."""
-    if role not in WRITE_ROLES:
-        return f"you need write access to push to {ref} (your role: {role or 'none'})"
-    return None
+def decide_all(*, role, pusher, updates, rules=None, is_ancestor=None, workspace_ref_count=None):
+    """The reasons for refusing the push (empty list: accept)."""
+    if role in WRITE_ROLES:
+        return []
+    return [f"you need write access to push to {u.ref} (your role: {role or 'none'})" for u in updates]

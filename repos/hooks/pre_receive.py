@@ -1,10 +1,41 @@
 # pre-receive: the platform's gate for every ref update. Standalone: no Django, no project
-# imports beyond policy.py, which is installed next to it (see repos/hooks/__init__.py).
+# imports beyond policy.py, installed next to it (see repos/hooks/__init__.py). The web view
+# decides who is pushing, their role and the repository's rules, and passes them in HOSTSITE_*
+# variables; this script asks git only for what a rule needs (ancestry, ref counts).
+import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import policy
+
+
+class Update:
+    # A plain class: importing dataclasses costs the hook milliseconds on every push.
+    __slots__ = ("new", "old", "ref")
+
+    def __init__(self, old: str, new: str, ref: str):
+        self.old, self.new, self.ref = old, new, ref
+
+    @property
+    def is_create(self):
+        return set(self.old) == {"0"}
+
+    @property
+    def is_delete(self):
+        return set(self.new) == {"0"}
+
+
+def is_ancestor(old: str, new: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", old, new]).returncode == 0
+
+
+def workspace_ref_count(user: str) -> int:
+    out = subprocess.run(
+        ["git", "for-each-ref", "--format=x", f"refs/users/{user}/"], capture_output=True, check=True
+    ).stdout
+    return out.count(b"\n")
 
 
 def main() -> int:
@@ -14,19 +45,20 @@ def main() -> int:
         # server, a misconfigured daemon) must not bypass the policy.
         sys.stderr.write("hostsite: pushes must go through hostsite's HTTP endpoint\n")
         return 1
-    role = os.environ.get("HOSTSITE_ROLE", "")
-    refused = []
+    updates = []
     for line in sys.stdin:
-        parts = line.split()
-        if len(parts) != 3:
-            continue
-        old, new, ref = parts
-        reason = policy.decide(role=role, pusher=pusher, ref=ref, old=old, new=new)
-        if reason:
-            refused.append(reason)
-    for reason in refused:
+        parts = line.rstrip("\n").split(" ", 2)
+        if len(parts) == 3:
+            updates.append(Update(*parts))
+    rules_data = json.loads(os.environ.get("HOSTSITE_RULES") or "{}")
+    rules = policy.Rules.from_dict(rules_data) if hasattr(policy, "Rules") else rules_data
+    reasons = policy.decide_all(
+        role=os.environ.get("HOSTSITE_ROLE", ""), pusher=pusher, updates=updates, rules=rules,
+        is_ancestor=is_ancestor, workspace_ref_count=workspace_ref_count,
+    )
+    for reason in reasons:
         sys.stderr.write(f"hostsite: {reason}\n")
-    return 1 if refused else 0
+    return 1 if reasons else 0
 
 
 if __name__ == "__main__":

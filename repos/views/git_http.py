@@ -73,8 +73,8 @@ def info_refs(request, owner: str, name: str):
         return _text(403, "Dumb HTTP is not served; use git 1.6.6 or newer")
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
-        repo, _pusher = _authorize(request, owner, name, service)
-        return smarthttp.advertise(repo, service, protocol)
+        repo, pusher = _authorize(request, owner, name, service)
+        return smarthttp.advertise(repo, service, pusher, protocol)
     except smarthttp.GitHTTPError as exc:
         return _text(exc.status, exc.message)
 

@@ -1,8 +1,10 @@
-"""The push policy the pre-receive hook imports: a pure function, table-tested."""
+"""The default push policy the pre-receive hook imports: a pure function, table-tested."""
+
+from types import SimpleNamespace
 
 import pytest
 
-from repos.hooks.policy import decide
+from repos.hooks.policy import decide_all
 
 A, B, Z = "a" * 40, "b" * 40, "0" * 40
 
@@ -21,7 +23,7 @@ A, B, Z = "a" * 40, "b" * 40, "0" * 40
     ],
 )
 def test_write_role_needed_for_any_ref(role, ref, old, new, allowed):
-    reason = decide(role=role, pusher="alice", ref=ref, old=old, new=new)
-    assert (reason is None) is allowed
+    reasons = decide_all(role=role, pusher="alice", updates=[SimpleNamespace(ref=ref, old=old, new=new)])
+    assert (reasons == []) is allowed
     if not allowed:
-        assert f"you need write access to push to {ref}" in reason
+        assert reasons == [f"you need write access to push to {ref} (your role: {role or 'none'})"]

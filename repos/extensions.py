@@ -1,0 +1,61 @@
+"""Extension points through which other apps shape pushes, without repos importing them.
+
+workspaces registers its ref policy (installed as the hooks' policy.py), the rules the hook
+applies, and per-request git configuration (ref hiding, proc-receive) in its AppConfig.ready().
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+DEFAULT_POLICY = Path(__file__).resolve().parent / "hooks" / "policy.py"
+
+_policy_source: Path = DEFAULT_POLICY
+# hook name -> standalone script source (e.g. proc-receive from workspaces)
+_extra_hooks: dict[str, Path] = {}
+# (repo, user, role_label) -> environment for the hooks (e.g. HOSTSITE_RULES)
+_hook_env_providers: list[Callable] = []
+# (repo, user, role_label, service, advertise: bool, commands: list[str] | None) -> git -c pairs
+_git_config_providers: list[Callable] = []
+
+
+def set_push_policy(source: Path) -> None:
+    global _policy_source
+    _policy_source = Path(source)
+
+
+def push_policy_source() -> Path:
+    return _policy_source
+
+
+def register_hook(name: str, source: Path) -> None:
+    _extra_hooks[name] = Path(source)
+
+
+def extra_hooks() -> dict[str, Path]:
+    return dict(_extra_hooks)
+
+
+def register_hook_environment(provider: Callable) -> None:
+    if provider not in _hook_env_providers:
+        _hook_env_providers.append(provider)
+
+
+def register_git_config(provider: Callable) -> None:
+    if provider not in _git_config_providers:
+        _git_config_providers.append(provider)
+
+
+def hook_environment(repo, user, role: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for provider in _hook_env_providers:
+        env.update(provider(repo, user, role))
+    return env
+
+
+def git_config(repo, user, role: str, *, service: str, advertise: bool, refs: list[str] | None) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for provider in _git_config_providers:
+        pairs.extend(provider(repo, user, role, service=service, advertise=advertise, refs=refs))
+    return pairs

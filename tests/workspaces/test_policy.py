@@ -1,0 +1,119 @@
+"""The ref-namespace policy: role x ref class x create/update/force/delete, as a table."""
+
+from __future__ import annotations
+
+import pytest
+
+from workspaces.policy import Rules, Update, decide, decide_all
+
+A, B, C, Z = "a" * 40, "b" * 40, "c" * 40, "0" * 40
+# B descends from A; C does not (a force-push from A to C).
+ANCESTRY = {(A, B)}
+OPS = {"create": (Z, B), "update": (A, B), "force": (A, C), "delete": (A, Z)}
+RULES = Rules(default_branch="main", protected={"release": False, "wild": True})
+
+
+def run(role, ref, op, *, pusher="alice", rules=RULES, count=0):
+    old, new = OPS[op]
+    return decide(
+        role=role, pusher=pusher, update=Update(old, new, ref), rules=rules,
+        is_ancestor=lambda x, y: (x, y) in ANCESTRY, workspace_ref_count=lambda user: count,
+    )
+
+
+ROLES = ["", "reader", "maintainer", "admin"]
+REF_CLASSES = {
+    "feature branch": "refs/heads/feature",
+    "default branch": "refs/heads/main",
+    "protected branch": "refs/heads/release",
+    "protected, force allowed": "refs/heads/wild",
+    "tag": "refs/tags/v1",
+    "own workspace": "refs/users/alice/work",
+    "other's workspace": "refs/users/bob/work",
+    "nameless": "refs/for/main",
+    "other namespace": "refs/notes/commits",
+    "bare workspace prefix": "refs/users/alice",
+}
+
+
+def expected(role: str, ref_class: str, op: str) -> bool:
+    if role == "":
+        return False
+    write = role in ("maintainer", "admin")
+    if ref_class == "feature branch" or ref_class == "tag":
+        return write
+    if ref_class in ("default branch", "protected branch"):
+        return write and op in ("create", "update")
+    if ref_class == "protected, force allowed":
+        return write and op != "delete"
+    if ref_class == "own workspace":
+        return True
+    if ref_class == "other's workspace":
+        return write  # maintainers may edit workspaces by default; admins always
+    if ref_class == "nameless":
+        return op != "delete"
+    return False
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("ref_class", list(REF_CLASSES))
+@pytest.mark.parametrize("role", ROLES)
+def test_policy_matrix(role, ref_class, op):
+    reason = run(role, REF_CLASSES[ref_class], op)
+    assert (reason is None) is expected(role, ref_class, op), reason
+
+
+def test_maintainers_may_not_edit_workspaces_when_the_setting_is_off():
+    rules = Rules(maintainers_edit_workspaces=False)
+    assert run("maintainer", "refs/users/bob/work", "update", rules=rules) is not None
+    assert run("admin", "refs/users/bob/work", "update", rules=rules) is None
+
+
+def test_frozen_workspace_refuses_its_owner_only():
+    rules = Rules(frozen=frozenset({"alice"}))
+    assert "frozen" in run("reader", "refs/users/alice/work", "update", rules=rules)
+    assert "frozen" in run("admin", "refs/for/main", "create", rules=rules)
+    assert run("admin", "refs/users/alice/work", "update", pusher="carol", rules=rules) is None
+
+
+def test_ref_limit_counts_existing_and_pending_creations():
+    rules = Rules(ref_limit=3)
+    assert run("reader", "refs/users/alice/x", "create", rules=rules, count=2) is None
+    assert "limit" in run("reader", "refs/users/alice/x", "create", rules=rules, count=3)
+    assert run("reader", "refs/users/alice/x", "update", rules=rules, count=3) is None  # updates are fine
+    updates = [Update(Z, B, f"refs/users/alice/n{i}") for i in range(3)]
+    reasons = decide_all(role="reader", pusher="alice", updates=updates, rules=rules,
+                         is_ancestor=lambda a, b: True, workspace_ref_count=lambda u: 1)
+    assert len(reasons) == 1 and "limit" in reasons[0]
+
+
+@pytest.mark.parametrize("ref", ["refs/users/alice/" + "x" * 250, "refs/users/alice/a\x01b", "refs/users/alice/\x7f"])
+def test_invalid_ref_names(ref):
+    assert "not a valid ref name" in run("admin", ref, "create")
+
+
+def test_denials_say_what_would_work():
+    reason = run("reader", "refs/heads/feature", "create")
+    assert "git push origin HEAD:refs/users/alice/feature" in reason
+    assert "git push origin HEAD:refs/for/main" in reason
+    reason = run("reader", "refs/users/bob/fix", "update")
+    assert "git push origin HEAD:refs/users/alice/fix" in reason
+    assert "git push origin HEAD:refs/for/main" in run("reader", "refs/meta/config", "create")
+    assert "pull --rebase" in run("admin", "refs/heads/main", "force")
+
+
+def test_policy_module_is_standalone():
+    """The hook imports it without Django: only the standard library."""
+    import ast
+    from pathlib import Path
+
+    import workspaces.policy as module
+
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
+    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert imported <= {"__future__", "collections", "dataclasses"}
+
+
+def test_rules_round_trip():
+    assert Rules.from_dict(RULES.to_dict()) == RULES

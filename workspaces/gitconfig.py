@@ -1,0 +1,35 @@
+"""What workspaces adds to every push: the rules for the pre-receive hook, per-push ref
+hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.ready)."""
+
+from __future__ import annotations
+
+import json
+
+from workspaces import selectors
+
+
+def hook_environment(repo, user, role: str) -> dict[str, str]:
+    rules = selectors.rules_for(repo)
+    return {
+        "HOSTSITE_RULES": json.dumps(rules.to_dict(), separators=(",", ":")),
+        "HOSTSITE_WORKSPACE_REF_LIMIT": str(rules.ref_limit),
+    }
+
+
+def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
+    if service != "receive-pack" or user is None:
+        return []
+    pairs = [
+        # refs/for/* is handled by the proc-receive hook (nameless push).
+        ("receive.procReceiveRefs", "refs/for/"),
+    ]
+    if not selectors.may_edit_others(role, repo):
+        # A push advertises the canonical refs and the pusher's own workspace only: with
+        # 100k workspace refs the advertisement is 7.3 MB, hidden it is under 1 KB. Those who
+        # may edit others' workspaces see them all, because git sends an update of a hidden
+        # ref as a creation, which fails.
+        pairs += [
+            ("receive.hideRefs", "refs/users/"),
+            ("receive.hideRefs", f"!refs/users/{user.username}/"),
+        ]
+    return pairs

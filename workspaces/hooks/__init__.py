@@ -1,0 +1,1 @@
+"""Standalone hook scripts contributed by workspaces (installed by repos.storage)."""

@@ -1,0 +1,152 @@
+# The ref-namespace policy: a pure function of (role, pusher, ref update, repository rules),
+# table-tested, and imported by the pre-receive hook. Standalone: it must not import Django
+# or anything of the project, because the hook runs it without booting an application
+# (see repos/hooks/__init__.py). Git facts it needs (ancestry, ref counts) come in as
+# callables, so the function stays pure and the hook only asks git when a rule needs it.
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+ZERO_OID = "0" * 40
+WRITE_ROLES = ("maintainer", "admin")
+READ_ROLES = ("reader", "maintainer", "admin")
+MAX_REF_BYTES = 255
+
+
+@dataclass(frozen=True)
+class Rules:
+    default_branch: str = "main"
+    # branch -> whether an admin allowed force-pushes to it
+    protected: dict[str, bool] = field(default_factory=dict)
+    maintainers_edit_workspaces: bool = True
+    frozen: frozenset[str] = frozenset()
+    ref_limit: int = 1000
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Rules:
+        return cls(
+            default_branch=str(data.get("default_branch", "main")),
+            protected={str(k): bool(v) for k, v in (data.get("protected") or {}).items()},
+            maintainers_edit_workspaces=bool(data.get("maintainers_edit_workspaces", True)),
+            frozen=frozenset(data.get("frozen") or ()),
+            ref_limit=int(data.get("ref_limit", 1000)),
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "default_branch": self.default_branch,
+            "protected": dict(self.protected),
+            "maintainers_edit_workspaces": self.maintainers_edit_workspaces,
+            "frozen": sorted(self.frozen),
+            "ref_limit": self.ref_limit,
+        }
+
+
+@dataclass(frozen=True)
+class Update:
+    old: str
+    new: str
+    ref: str
+
+    @property
+    def is_create(self) -> bool:
+        return _is_zero(self.old)
+
+    @property
+    def is_delete(self) -> bool:
+        return _is_zero(self.new)
+
+
+def _is_zero(oid: str) -> bool:
+    return set(oid) == {"0"}
+
+
+def _workspace_hint(pusher: str, name: str) -> str:
+    return f"git push origin HEAD:refs/users/{pusher}/{name}"
+
+
+def decide(
+    *,
+    role: str,
+    pusher: str,
+    update: Update,
+    rules: Rules,
+    is_ancestor: Callable[[str, str], bool],
+    workspace_ref_count: Callable[[str], int],
+    creates_so_far: int = 0,
+) -> str | None:
+    """None to allow one ref update, else why it is refused and what would work instead."""
+    ref, old, new = update.ref, update.old, update.new
+    if len(ref.encode()) > MAX_REF_BYTES or any(ord(c) < 0x20 or ord(c) == 0x7F for c in ref):
+        return f"{ref[:80]!r} is not a valid ref name (at most {MAX_REF_BYTES} bytes, no control characters)"
+    if role not in READ_ROLES:
+        return f"you cannot push to this repository (role: {role or 'none'})"
+    default = rules.default_branch
+
+    if ref.startswith("refs/for/"):
+        if pusher in rules.frozen:
+            return f"your workspace on this repository is frozen by a moderator; {ref} was not accepted"
+        if update.is_delete:
+            return (f"{ref} cannot be deleted: refs/for/ only receives work. Delete the workspace ref "
+                    f"instead: git push origin :refs/users/{pusher}/<name>")
+        return None  # proc-receive turns it into a workspace ref
+
+    if ref.startswith(("refs/heads/", "refs/tags/")):
+        kind, name = ("branch", ref[len("refs/heads/"):]) if ref.startswith("refs/heads/") else \
+            ("tag", ref[len("refs/tags/"):])
+        if role not in WRITE_ROLES:
+            return (f"you need write access to push to {ref}; push to your workspace instead: "
+                    f"{_workspace_hint(pusher, name)} or git push origin HEAD:refs/for/{default}")
+        if kind == "branch" and (name == default or name in rules.protected):
+            why = "the default branch" if name == default else "a protected branch"
+            if update.is_delete:
+                return f"{ref} is {why} and cannot be deleted"
+            allow_force = rules.protected.get(name, False)
+            if not update.is_create and not allow_force and not is_ancestor(old, new):
+                return (f"{ref} is {why}: non-fast-forward updates are refused. Fetch and rebase "
+                        f"(git pull --rebase), or ask an admin to allow force-pushes to {name}")
+        return None
+
+    if ref.startswith("refs/users/"):
+        owner, sep, rest = ref[len("refs/users/"):].partition("/")
+        if not owner or not sep or not rest:
+            return f"{ref} names no workspace ref; use refs/users/{pusher}/<name>"
+        if owner == pusher:
+            if pusher in rules.frozen:
+                return f"your workspace on this repository is frozen by a moderator; {ref} was not updated"
+            if update.is_create and workspace_ref_count(pusher) + creates_so_far >= rules.ref_limit:
+                return (f"your workspace already holds {rules.ref_limit} refs, the limit; delete some with "
+                        f"git push origin :refs/users/{pusher}/<name>")
+            return None
+        if role == "admin" or (role == "maintainer" and rules.maintainers_edit_workspaces):
+            return None
+        return (f"{ref} is in {owner}'s workspace; push to yours instead: {_workspace_hint(pusher, rest)}")
+
+    return (f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
+            f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}")
+
+
+def decide_all(
+    *,
+    role: str,
+    pusher: str,
+    updates: Iterable[Update],
+    rules: Rules,
+    is_ancestor: Callable[[str, str], bool],
+    workspace_ref_count: Callable[[str], int],
+) -> list[str]:
+    """The reasons for refusing a whole push (empty: accept). One refused ref refuses all,
+    as git's pre-receive does, so a push never half-lands."""
+    reasons = []
+    creates = 0
+    for update in updates:
+        reason = decide(
+            role=role, pusher=pusher, update=update, rules=rules, is_ancestor=is_ancestor,
+            workspace_ref_count=workspace_ref_count, creates_so_far=creates,
+        )
+        if reason:
+            reasons.append(reason)
+        elif update.is_create and update.ref.startswith(f"refs/users/{pusher}/"):
+            creates += 1
+    return reasons
