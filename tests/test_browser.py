@@ -266,7 +266,6 @@ def test_home_in_light_and_dark_at_desktop_and_phone_widths(page, tmp_path):
         assert sum(backgrounds["dark"][:3]) < sum(backgrounds["light"][:3]), backgrounds
 
 
-@pytest.mark.xfail(strict=True, reason="long names and the token table widen a 390px page")
 def test_long_content_and_token_table_fit_a_phone(page, tmp_path):
     owner = UserFactory(username="frank", password=PASSWORD)
     url = "https://example.invalid/a/long/unbroken/address/that/must/wrap/on/phones"
