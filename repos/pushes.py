@@ -48,7 +48,8 @@ def introduced_commits(repo: Repository, updates: list[Update]) -> list[str]:
         return []
     args = ["rev-list", "--topo-order", "--reverse", *news, "--not"]
     args += [u.old for u in updates if not _is_zero(u.old)]
-    args += [f"--exclude={u.ref}" for u in updates] + ["--all"]
+    # --glob=refs/*, not --all: --all includes HEAD, which points at the branch just pushed.
+    args += [f"--exclude={u.ref}" for u in updates] + ["--glob=refs/*"]
     return run_git(args, repo=repo.disk_path).text.split()
 
 

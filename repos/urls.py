@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from repos.views import accounts, git_http, repositories
+from repos.views import accounts, git_http, pushlog, repositories
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
 _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
@@ -21,6 +21,8 @@ urlpatterns = [
     re_path(_REPO + r"/(?P<service>git-upload-pack|git-receive-pack)$", git_http.service_rpc, name="git-rpc"),
     re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>.*)$", git_http.dumb_http),
     re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$", repositories.repository, name="repository"),
+    path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
+    path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path("<str:owner>/<str:name>/settings/members", repositories.repository_member_set, name="repository-member-set"),
     path(

@@ -124,3 +124,12 @@ def pytest_sessionfinish(session, exitstatus):
     for suffix in ("-wal", "-shm"):
         p = Path(str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3") + suffix)
         p.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def world(live_server_url, tmp_path, git_home):
+    """A public repository owner/project on the live server, seeded with one pushed commit;
+    world.add(name, role) brings in more users with clones of it."""
+    from tests.pushers import World
+
+    return World(live_server_url, tmp_path, git_home)

@@ -3,17 +3,11 @@ hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.rea
 
 from __future__ import annotations
 
-import json
-
 from workspaces import selectors
 
 
 def hook_environment(repo, user, role: str) -> dict[str, str]:
-    rules = selectors.rules_for(repo)
-    return {
-        "HOSTSITE_RULES": json.dumps(rules.to_dict(), separators=(",", ":")),
-        "HOSTSITE_WORKSPACE_REF_LIMIT": str(rules.ref_limit),
-    }
+    return selectors.rules_for(repo).to_env()
 
 
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):

@@ -2,52 +2,74 @@
 # table-tested, and imported by the pre-receive hook. Standalone: it must not import Django
 # or anything of the project, because the hook runs it without booting an application
 # (see repos/hooks/__init__.py). Git facts it needs (ancestry, ref counts) come in as
-# callables, so the function stays pure and the hook only asks git when a rule needs it.
+# callables (is_ancestor(old, new) -> bool, workspace_ref_count(user) -> int), so the
+# function stays pure and the hook only asks git when a rule needs it.
 from __future__ import annotations
-
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 ZERO_OID = "0" * 40
 WRITE_ROLES = ("maintainer", "admin")
 READ_ROLES = ("reader", "maintainer", "admin")
 MAX_REF_BYTES = 255
 
+# Plain classes and environment variables, not dataclasses and JSON: the hook imports this
+# module on every push, and those imports alone cost it tens of milliseconds (measured in
+# bench/smart_http.py).
 
-@dataclass(frozen=True)
+
 class Rules:
-    default_branch: str = "main"
-    # branch -> whether an admin allowed force-pushes to it
-    protected: dict[str, bool] = field(default_factory=dict)
-    maintainers_edit_workspaces: bool = True
-    frozen: frozenset[str] = frozenset()
-    ref_limit: int = 1000
+    __slots__ = ("default_branch", "frozen", "maintainers_edit_workspaces", "protected", "ref_limit")
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Rules:
-        return cls(
-            default_branch=str(data.get("default_branch", "main")),
-            protected={str(k): bool(v) for k, v in (data.get("protected") or {}).items()},
-            maintainers_edit_workspaces=bool(data.get("maintainers_edit_workspaces", True)),
-            frozen=frozenset(data.get("frozen") or ()),
-            ref_limit=int(data.get("ref_limit", 1000)),
-        )
+    def __init__(self, default_branch="main", protected=None, maintainers_edit_workspaces=True,
+                 frozen=frozenset(), ref_limit=1000):
+        self.default_branch = default_branch
+        # branch -> whether an admin allowed force-pushes to it
+        self.protected = dict(protected or {})
+        self.maintainers_edit_workspaces = maintainers_edit_workspaces
+        self.frozen = frozenset(frozen)
+        self.ref_limit = ref_limit
 
-    def to_dict(self) -> dict:
+    def __eq__(self, other):
+        return isinstance(other, Rules) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __repr__(self):
+        return "Rules(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    def to_env(self) -> dict:
+        """HOSTSITE_* variables for the hook. Branch and user names cannot hold ',' or ':'
+        (git check-ref-format and the username rules), so simple lists are unambiguous."""
         return {
-            "default_branch": self.default_branch,
-            "protected": dict(self.protected),
-            "maintainers_edit_workspaces": self.maintainers_edit_workspaces,
-            "frozen": sorted(self.frozen),
-            "ref_limit": self.ref_limit,
+            "HOSTSITE_DEFAULT_BRANCH": self.default_branch,
+            "HOSTSITE_PROTECTED": ",".join(f"{name}:{int(force)}" for name, force in sorted(self.protected.items())),
+            "HOSTSITE_MAINTAINERS_EDIT": "1" if self.maintainers_edit_workspaces else "0",
+            "HOSTSITE_FROZEN": ",".join(sorted(self.frozen)),
+            "HOSTSITE_WORKSPACE_REF_LIMIT": str(self.ref_limit),
         }
 
+    @classmethod
+    def from_env(cls, env) -> Rules:
+        protected = {}
+        for item in (env.get("HOSTSITE_PROTECTED") or "").split(","):
+            name, _, force = item.rpartition(":")
+            if name:
+                protected[name] = force == "1"
+        try:
+            limit = int(env.get("HOSTSITE_WORKSPACE_REF_LIMIT") or 1000)
+        except ValueError:
+            limit = 1000
+        return cls(
+            default_branch=env.get("HOSTSITE_DEFAULT_BRANCH") or "main",
+            protected=protected,
+            maintainers_edit_workspaces=env.get("HOSTSITE_MAINTAINERS_EDIT", "1") == "1",
+            frozen=frozenset(u for u in (env.get("HOSTSITE_FROZEN") or "").split(",") if u),
+            ref_limit=limit,
+        )
 
-@dataclass(frozen=True)
+
 class Update:
-    old: str
-    new: str
-    ref: str
+    __slots__ = ("new", "old", "ref")
+
+    def __init__(self, old: str, new: str, ref: str):
+        self.old, self.new, self.ref = old, new, ref
 
     @property
     def is_create(self) -> bool:
@@ -72,8 +94,8 @@ def decide(
     pusher: str,
     update: Update,
     rules: Rules,
-    is_ancestor: Callable[[str, str], bool],
-    workspace_ref_count: Callable[[str], int],
+    is_ancestor,
+    workspace_ref_count,
     creates_so_far: int = 0,
 ) -> str | None:
     """None to allow one ref update, else why it is refused and what would work instead."""
@@ -131,10 +153,10 @@ def decide_all(
     *,
     role: str,
     pusher: str,
-    updates: Iterable[Update],
+    updates,
     rules: Rules,
-    is_ancestor: Callable[[str, str], bool],
-    workspace_ref_count: Callable[[str], int],
+    is_ancestor,
+    workspace_ref_count,
 ) -> list[str]:
     """The reasons for refusing a whole push (empty: accept). One refused ref refuses all,
     as git's pre-receive does, so a push never half-lands."""

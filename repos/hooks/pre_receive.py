@@ -2,9 +2,8 @@
 # imports beyond policy.py, installed next to it (see repos/hooks/__init__.py). The web view
 # decides who is pushing, their role and the repository's rules, and passes them in HOSTSITE_*
 # variables; this script asks git only for what a rule needs (ancestry, ref counts).
-import json
+# Imports are kept to the bare minimum: they are most of this hook's cost (bench/smart_http.py).
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -12,7 +11,6 @@ import policy
 
 
 class Update:
-    # A plain class: importing dataclasses costs the hook milliseconds on every push.
     __slots__ = ("new", "old", "ref")
 
     def __init__(self, old: str, new: str, ref: str):
@@ -28,10 +26,14 @@ class Update:
 
 
 def is_ancestor(old: str, new: str) -> bool:
+    import subprocess  # only when a rule needs git
+
     return subprocess.run(["git", "merge-base", "--is-ancestor", old, new]).returncode == 0
 
 
 def workspace_ref_count(user: str) -> int:
+    import subprocess
+
     out = subprocess.run(
         ["git", "for-each-ref", "--format=x", f"refs/users/{user}/"], capture_output=True, check=True
     ).stdout
@@ -50,8 +52,7 @@ def main() -> int:
         parts = line.rstrip("\n").split(" ", 2)
         if len(parts) == 3:
             updates.append(Update(*parts))
-    rules_data = json.loads(os.environ.get("HOSTSITE_RULES") or "{}")
-    rules = policy.Rules.from_dict(rules_data) if hasattr(policy, "Rules") else rules_data
+    rules = policy.Rules.from_env(os.environ) if hasattr(policy, "Rules") else None
     reasons = policy.decide_all(
         role=os.environ.get("HOSTSITE_ROLE", ""), pusher=pusher, updates=updates, rules=rules,
         is_ancestor=is_ancestor, workspace_ref_count=workspace_ref_count,

@@ -83,23 +83,24 @@ def test_push_clone_fetch_roundtrip(live_server_url, alice, project, tmp_path, g
     assert git(env, "rev-parse", "origin/main", cwd=clone).stdout.strip() == second
     assert git(env, "cat-file", "-t", "v1", cwd=clone).stdout.strip() == "tag"
 
-    # Force push and delete.
-    git(env, "reset", "--quiet", "--hard", first, cwd=work)
+    # Force push (to a branch that is not the default: that one is protected) and delete.
+    git(env, "checkout", "--quiet", "--orphan", "rewrite", cwd=work)
     forced = commit(env, work, "b.txt", "x\n", "rewritten")
-    result = git(env, "push", "--force", remote, "main", cwd=work, check=False)
+    result = git(env, "push", "--force", remote, "rewrite:topic", cwd=work, check=False)
     assert result.returncode == 0, result.stderr
-    result = git(env, "push", remote, ":topic", cwd=work, check=False)
+    assert "forced update" in result.stderr
+    result = git(env, "push", remote, ":v1", cwd=work, check=False)
     assert result.returncode == 0, result.stderr
     refs = server_refs(project)
-    assert refs["refs/heads/main"] == forced and "refs/heads/topic" not in refs
+    assert refs["refs/heads/topic"] == forced and "refs/tags/v1" not in refs
 
     pushes = list(Push.objects.filter(repository=project).order_by("id"))
     assert len(pushes) == 4
     assert all(p.pusher == user and p.protocol == "http" for p in pushes)
     updates = [(u.ref, u.old, u.new) for u in RefUpdate.objects.filter(push=pushes[-2])]
-    assert updates == [("refs/heads/main", second, forced)]
+    assert updates == [("refs/heads/topic", first, forced)]
     deleted = RefUpdate.objects.get(push=pushes[-1])
-    assert deleted.ref == "refs/heads/topic" and deleted.new == "0" * 40
+    assert deleted.ref == "refs/tags/v1" and deleted.old == tag_object and deleted.new == "0" * 40
 
 
 def test_protocol_v2_is_used_for_fetch(live_server_url, alice, project, tmp_path, git_home):

@@ -112,8 +112,12 @@ def test_policy_module_is_standalone():
     tree = ast.parse(Path(module.__file__).read_text())
     imported = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections", "dataclasses"}
+    assert imported <= {"__future__"}
 
 
-def test_rules_round_trip():
-    assert Rules.from_dict(RULES.to_dict()) == RULES
+def test_rules_round_trip_through_the_environment():
+    rules = Rules(default_branch="trunk", protected={"release/1.x": True, "main": False},
+                  maintainers_edit_workspaces=False, frozen=frozenset({"eve", "mallory"}), ref_limit=7)
+    assert Rules.from_env(rules.to_env()) == rules
+    assert Rules.from_env(RULES.to_env()) == RULES
+    assert Rules.from_env({}) == Rules()

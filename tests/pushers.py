@@ -1,9 +1,9 @@
+"""Users pushing to a repository on the live server, for end-to-end tests."""
+
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from repos import services
 from repos.models import Role
@@ -31,6 +31,7 @@ class Pusher:
 
     def commit(self, message: str, name: str = "file.txt") -> str:
         path = self.work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text((path.read_text() if path.exists() else "") + message + "\n")
         self.git("add", name, check=True)
         self.git("commit", "--quiet", "-m", message, check=True)
@@ -82,8 +83,3 @@ class World:
             capture_output=True, text=True, check=True,
         ).stdout
         return dict(line.split(" ", 1) for line in out.splitlines())
-
-
-@pytest.fixture
-def world(live_server_url, tmp_path, git_home):
-    return World(live_server_url, tmp_path, git_home)

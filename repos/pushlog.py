@@ -1,0 +1,237 @@
+"""The pushlog, queried and shaped like hg.mozilla.org's json-pushes.
+
+Parameters (hg.mozilla.org "Pushlog" docs): startID/endID (pushes with startID < id <= endID),
+startdate/enddate, fromchange/tochange (after the push containing fromchange, through the one
+containing tochange), changeset (the push containing it), user (the pusher's username),
+tipsonly, full, version=1|2. Without a range, the last 10 pushes. At most PAGE_MAX pushes per
+response, oldest first; version 2's lastpushid lets a client page on with startID.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db.models import Max, QuerySet
+
+from repos.git import run_git
+from repos.models import Push, PushCommit, Repository
+
+DEFAULT_COUNT = 10
+PAGE_MAX = 500
+_SHA_PREFIX = re.compile(r"^[0-9a-fA-F]{4,64}$")
+
+
+class PushlogQueryError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Query:
+    start_id: int | None = None
+    end_id: int | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    from_change: str | None = None
+    to_change: str | None = None
+    changeset: str | None = None
+    user: str | None = None
+    tips_only: bool = False
+    full: bool = False
+    version: int = 1
+    workspaces: bool = True
+
+    @property
+    def ranged(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.start_id, self.end_id, self.start_date, self.end_date, self.from_change,
+                      self.to_change, self.changeset)
+        )
+
+
+def _int(params, name):
+    value = params.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise PushlogQueryError(f"{name} must be an integer") from None
+    if number < 0:
+        raise PushlogQueryError(f"{name} must not be negative")
+    return number
+
+
+def _date(params, name):
+    value = (params.get(name) or "").strip()
+    if not value:
+        return None
+    if re.fullmatch(r"\d{1,12}(\s+[+-]?\d+)?", value):  # a unix time, optionally with hg's offset
+        return datetime.fromtimestamp(int(value.split()[0]), tz=UTC)
+    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return datetime.strptime(value, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    raise PushlogQueryError(f"{name}: cannot parse date {value[:40]!r} (use YYYY-MM-DD[ HH:MM:SS] or a unix time)")
+
+
+def _flag(params, name) -> bool:
+    return (params.get(name) or "").lower() in {"1", "true", "yes", "on"}
+
+
+def _sha(params, name):
+    value = (params.get(name) or "").strip()
+    if not value:
+        return None
+    if not _SHA_PREFIX.match(value):
+        raise PushlogQueryError(f"{name} must be a commit hash")
+    return value.lower()
+
+
+def parse_query(params) -> Query:
+    version = params.get("version") or "1"
+    if version not in {"1", "2"}:
+        raise PushlogQueryError("version must be 1 or 2")
+    return Query(
+        start_id=_int(params, "startID"),
+        end_id=_int(params, "endID"),
+        start_date=_date(params, "startdate"),
+        end_date=_date(params, "enddate"),
+        from_change=_sha(params, "fromchange"),
+        to_change=_sha(params, "tochange"),
+        changeset=_sha(params, "changeset"),
+        user=(params.get("user") or None),
+        tips_only=_flag(params, "tipsonly"),
+        # hg: "If this parameter is present (the value is ignored)".
+        full="full" in params,
+        version=int(version),
+        workspaces=(params.get("workspaces", "1") != "0"),
+    )
+
+
+def _push_of(repo: Repository, sha: str) -> int:
+    """The id of the push that introduced this commit (a unique prefix is enough)."""
+    rows = list(
+        PushCommit.objects.filter(repository=repo, sha__startswith=sha).values_list("push_id", flat=True)[:2]
+    )
+    if not rows:
+        raise PushlogQueryError(f"unknown changeset {sha}")
+    if len(set(rows)) > 1:
+        raise PushlogQueryError(f"ambiguous changeset prefix {sha}")
+    return rows[0]
+
+
+def select_pushes(repo: Repository, query: Query) -> QuerySet[Push]:
+    qs = Push.objects.filter(repository=repo)
+    if not query.workspaces:
+        qs = qs.filter(touches_workspace=False)
+    if query.user:
+        qs = qs.filter(pusher_name__iexact=query.user)
+    if query.changeset:
+        qs = qs.filter(pk=_push_of(repo, query.changeset))
+    if query.start_id is not None:
+        qs = qs.filter(pk__gt=query.start_id)
+    if query.end_id is not None:
+        qs = qs.filter(pk__lte=query.end_id)
+    if query.from_change:
+        qs = qs.filter(pk__gt=_push_of(repo, query.from_change))
+    if query.to_change:
+        qs = qs.filter(pk__lte=_push_of(repo, query.to_change))
+    if query.start_date:
+        qs = qs.filter(created_at__gt=query.start_date)
+    if query.end_date:
+        qs = qs.filter(created_at__lt=query.end_date)
+    if not query.ranged:
+        # hg: with no range, the most recent pushes.
+        last = list(qs.order_by("-pk").values_list("pk", flat=True)[:DEFAULT_COUNT])
+        qs = qs.filter(pk__in=last)
+    return qs.order_by("pk")[:PAGE_MAX]
+
+
+def _changeset_details(repo: Repository, shas: list[str]) -> dict[str, dict]:
+    """author, desc, parents and files of each commit, in one git call per 200 commits."""
+    details: dict[str, dict] = {}
+    for i in range(0, len(shas), 200):
+        batch = shas[i : i + 200]
+        out = run_git(
+            ["show", "--no-walk=unsorted", "--format=%x1e%H%x00%an <%ae>%x00%P%x00%B%x00", "--name-only",
+             "--no-renames", "-m", "--first-parent", *batch, "--"],
+            repo=repo.disk_path,
+        ).stdout.decode("utf-8", "replace")
+        for record in out.split("\x1e")[1:]:
+            sha, author, parents, rest = record.split("\x00", 3)
+            desc, _, files = rest.rpartition("\x00")
+            details[sha] = {
+                "author": author,
+                "desc": desc.rstrip("\n"),
+                "parents": parents.split(),
+                "files": [f for f in files.splitlines() if f],
+            }
+    return details
+
+
+def _tags(repo: Repository, shas: set[str]) -> dict[str, list[str]]:
+    out = run_git(["for-each-ref", "--format=%(objectname) %(*objectname) %(refname:lstrip=2)", "refs/tags/"],
+                  repo=repo.disk_path).text
+    tags: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        obj, peeled, name = line.split(" ", 2)
+        target = peeled or obj
+        if target in shas:
+            tags.setdefault(target, []).append(name)
+    return tags
+
+
+def _branch(ref: str) -> str:
+    for prefix in ("refs/heads/", "refs/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix):]
+    return ref
+
+
+def render(repo: Repository, query: Query) -> dict:
+    pushes = list(select_pushes(repo, query).prefetch_related("commits", "ref_updates"))
+    commits_by_push = {p.pk: [c.sha for c in p.commits.all()] for p in pushes}
+    if query.tips_only:
+        commits_by_push = {pk: shas[-1:] for pk, shas in commits_by_push.items()}
+    details, tags = {}, {}
+    if query.full:
+        wanted = [sha for shas in commits_by_push.values() for sha in shas]
+        details = _changeset_details(repo, wanted)
+        tags = _tags(repo, set(wanted))
+    entries = {}
+    for push in pushes:
+        shas = commits_by_push[push.pk]
+        if query.full:
+            branch = _branch(push.ref_updates.all()[0].ref) if push.ref_updates.all() else ""
+            changesets = [
+                {
+                    "author": details.get(sha, {}).get("author", ""),
+                    "branch": branch,
+                    "desc": details.get(sha, {}).get("desc", ""),
+                    "files": details.get(sha, {}).get("files", []),
+                    "node": sha,
+                    "parents": details.get(sha, {}).get("parents", []),
+                    "tags": tags.get(sha, []),
+                }
+                for sha in shas
+            ]
+        else:
+            changesets = shas
+        entries[str(push.pk)] = {
+            "changesets": changesets,
+            "date": int(push.created_at.timestamp()),
+            "user": push.pusher_name,
+            # hostsite additions, ignored by hg clients: which refs moved, and whether any
+            # of them is a workspace.
+            "refs": [{"ref": u.ref, "old": u.old, "new": u.new} for u in push.ref_updates.all()],
+            "workspace": push.touches_workspace,
+        }
+    if query.version == 2:
+        last = Push.objects.filter(repository=repo).aggregate(m=Max("pk"))["m"] or 0
+        return {"lastpushid": last, "pushes": entries}
+    return entries
+
