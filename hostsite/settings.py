@@ -183,6 +183,12 @@ GIT_HTTP_MAX_INFLATED = env_int("GIT_HTTP_MAX_INFLATED_MB", 256, minimum=1) * 10
 GIT_HTTP_MAX_UPLOAD_REQUEST = env_int("GIT_HTTP_MAX_UPLOAD_REQUEST_MB", 256, minimum=1) * 1024 * 1024
 # receive.maxInputSize: the largest pack a push may send.
 GIT_MAX_PUSH_SIZE = env_int("GIT_MAX_PUSH_MB", 2048, minimum=1) * 1024 * 1024
+# Webhooks: attempts per delivery, and the first retry delay (doubling each time).
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8, minimum=1)
+WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30, minimum=1)
+# Off in production: webhooks must not reach the server's own network (SSRF).
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
+
 # Workspaces: refs per user per repository (a repository setting may override it).
 WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)

@@ -62,3 +62,9 @@ class RepositorySettingsForm(forms.Form):
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=39)
     role = forms.ChoiceField(choices=[("reader", "reader"), ("maintainer", "maintainer"), ("admin", "admin")])
+
+
+class WebhookForm(forms.Form):
+    url = forms.URLField(max_length=2000, label="Payload URL", assume_scheme="https")
+    secret = forms.CharField(max_length=200, required=False, help_text="Leave empty to generate one.")
+    include_workspaces = forms.BooleanField(required=False, initial=True, label="Also send workspace pushes")

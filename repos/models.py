@@ -187,3 +187,50 @@ class PushCommit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sha[:12]} in push #{self.push_id}"
+
+
+class Webhook(models.Model):
+    """A URL that receives a signed JSON event for each push to the repository."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=2000)
+    # Kept, not hashed: it signs every delivery (HMAC-SHA256), so it must be readable.
+    secret = models.CharField(max_length=200)
+    active = models.BooleanField(default=True)
+    include_workspaces = models.BooleanField(default=True, help_text="Also send pushes to workspaces.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of {self.repository_id} -> {self.url}"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    DELIVERED = "delivered", "delivered"
+    FAILED = "failed", "failed"
+
+
+class WebhookDelivery(models.Model):
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    push = models.ForeignKey(Push, on_delete=models.SET_NULL, null=True, related_name="+")
+    event = models.CharField(max_length=30, default="push")
+    payload = models.TextField()
+    status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    response_excerpt = models.CharField(max_length=500, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"delivery {self.pk} ({self.status})"

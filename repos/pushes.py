@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import F
 
 from repos.git import GitError, run_git
-from repos.models import Push, PushCommit, RefUpdate, Repository
+from repos.models import Push, PushCommit, RefUpdate, Repository, Webhook
 from repos.signals import push_recorded
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
     then enqueue the post-push work."""
     if not updates:
         return None
-    from repos.tasks import maintain_repository
+    from repos.tasks import fan_out_webhooks, maintain_repository
 
     try:
         commits = introduced_commits(repo, updates)
@@ -91,6 +91,8 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
         push_id, repo_id = push.pk, repo.pk
         if due:
             transaction.on_commit(lambda: maintain_repository.delay(repo_id))
+        if Webhook.objects.filter(repository=repo, active=True).exists():
+            transaction.on_commit(lambda: fan_out_webhooks.delay(push_id))
         transaction.on_commit(
             lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id)
         )

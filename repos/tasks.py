@@ -27,3 +27,36 @@ def schedule_maintenance() -> int:
     for repo_id in ids:
         maintain_repository.delay(repo_id)
     return len(ids)
+
+
+@shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=None)
+def deliver_webhook(self, delivery_id: int) -> str:
+    """One attempt; on failure, retry with exponential backoff up to WEBHOOK_MAX_ATTEMPTS."""
+    from django.conf import settings
+
+    from repos import webhooks
+    from repos.models import DeliveryStatus, WebhookDelivery
+
+    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.webhook.active:
+        return "skipped"
+    try:
+        webhooks.attempt(delivery)
+    except webhooks.DeliveryFailed:
+        attempts = WebhookDelivery.objects.values_list("attempts", flat=True).get(pk=delivery_id)
+        if attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
+            webhooks.give_up(delivery_id)
+            return "failed"
+        backoff = min(settings.WEBHOOK_RETRY_BASE_SECONDS * 2 ** (attempts - 1), 3600)
+        raise self.retry(countdown=backoff) from None
+    return "delivered"
+
+
+@shared_task(ignore_result=True)
+def fan_out_webhooks(push_id: int) -> int:
+    from repos import webhooks
+
+    ids = webhooks.deliveries_for_push(push_id)
+    for delivery_id in ids:
+        deliver_webhook.delay(delivery_id)
+    return len(ids)

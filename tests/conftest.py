@@ -61,6 +61,9 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             "PYTHONUNBUFFERED": "1",
             # Low, so a test can see maintenance follow pushes.
             "MAINTENANCE_PUSH_THRESHOLD": "3",
+            # Webhook tests run a receiver on loopback and watch retries happen quickly.
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
+            "WEBHOOK_RETRY_BASE_SECONDS": "1",
         }
     )
     return env

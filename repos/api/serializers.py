@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from repos.models import AccessToken, Repository, Role, TokenScope, User, Visibility
+from repos.models import AccessToken, Repository, Role, TokenScope, User, Visibility, Webhook, WebhookDelivery
 
 
 class UserSerializer(serializers.ModelSerializer):
@@ -77,3 +77,32 @@ class MemberSerializer(serializers.Serializer):
 
 class MemberSetSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=[r.label for r in Role])
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Webhook
+        fields = ["id", "url", "active", "include_workspaces", "created_at"]
+        read_only_fields = fields
+
+
+class WebhookCreateSerializer(serializers.Serializer):
+    url = serializers.CharField(max_length=2000)
+    secret = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    include_workspaces = serializers.BooleanField(default=True)
+
+
+class NewWebhookSerializer(WebhookSerializer):
+    secret = serializers.CharField(read_only=True, help_text="Signs deliveries. Shown only in this response.")
+
+    class Meta(WebhookSerializer.Meta):
+        fields = [*WebhookSerializer.Meta.fields, "secret"]
+        read_only_fields = fields
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WebhookDelivery
+        fields = ["id", "push", "event", "status", "attempts", "response_status", "response_excerpt", "error",
+                  "duration_ms", "created_at", "last_attempt_at", "delivered_at"]
+        read_only_fields = fields

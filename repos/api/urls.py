@@ -19,4 +19,11 @@ urlpatterns = [
         views.MemberDetailView.as_view(),
         name="api-member",
     ),
+    path("repos/<str:owner>/<str:name>/hooks", views.WebhookListView.as_view(), name="api-hooks"),
+    path("repos/<str:owner>/<str:name>/hooks/<int:hook_id>", views.WebhookDetailView.as_view(), name="api-hook"),
+    path(
+        "repos/<str:owner>/<str:name>/hooks/<int:hook_id>/deliveries",
+        views.WebhookDeliveriesView.as_view(),
+        name="api-hook-deliveries",
+    ),
 ]

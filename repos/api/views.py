@@ -9,21 +9,25 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import selectors, services
+from repos import selectors, services, webhooks
 from repos.api.permissions import Authenticated, TokenScope
 from repos.api.serializers import (
+    DeliverySerializer,
     MemberSerializer,
     MemberSetSerializer,
     NewTokenSerializer,
+    NewWebhookSerializer,
     RepositoryCreateSerializer,
     RepositorySerializer,
     RepositoryUpdateSerializer,
     TokenCreateSerializer,
     TokenSerializer,
     UserSerializer,
+    WebhookCreateSerializer,
+    WebhookSerializer,
 )
 from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
-from repos.models import AccessToken, Role
+from repos.models import AccessToken, Role, Webhook
 
 AUTHENTICATED = [Authenticated, TokenScope]
 
@@ -178,3 +182,57 @@ class MemberDetailView(APIView):
         services.membership_remove(repo=repo, user=user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+
+
+class WebhookListView(generics.GenericAPIView):
+    permission_classes = AUTHENTICATED
+    serializer_class = WebhookSerializer
+
+    @extend_schema(responses=WebhookSerializer(many=True))
+    def get(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        page = self.paginate_queryset(Webhook.objects.filter(repository=repo))
+        return self.get_paginated_response(WebhookSerializer(page, many=True).data)
+
+    @extend_schema(request=WebhookCreateSerializer, responses={201: NewWebhookSerializer})
+    def post(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        data = WebhookCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        hook = webhooks.webhook_create(repo=repo, created_by=request.user, **data.validated_data)
+        body = NewWebhookSerializer(hook).data
+        body["secret"] = hook.secret
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class WebhookDetailView(APIView):
+    permission_classes = AUTHENTICATED
+
+    def _hook(self, request, owner, name, hook_id):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        return get_object_or_404(Webhook, pk=hook_id, repository=repo)
+
+    @extend_schema(responses=WebhookSerializer)
+    def get(self, request, owner: str, name: str, hook_id: int):
+        return Response(WebhookSerializer(self._hook(request, owner, name, hook_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, owner: str, name: str, hook_id: int):
+        self._hook(request, owner, name, hook_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WebhookDeliveriesView(generics.GenericAPIView):
+    permission_classes = AUTHENTICATED
+    serializer_class = DeliverySerializer
+
+    @extend_schema(responses=DeliverySerializer(many=True))
+    def get(self, request, owner: str, name: str, hook_id: int):
+        repo = _repo_or_404(request, owner, name)
+        _require_admin(request, repo)
+        hook = get_object_or_404(Webhook, pk=hook_id, repository=repo)
+        page = self.paginate_queryset(hook.deliveries.all())
+        return self.get_paginated_response(DeliverySerializer(page, many=True).data)

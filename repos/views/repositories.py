@@ -9,10 +9,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from repos import browse, selectors, services
+from repos import browse, selectors, services, webhooks
 from repos.errors import ServiceError
-from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm
-from repos.models import Role, Visibility
+from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
+from repos.models import Role, Visibility, Webhook
 from repos.views import form_error
 
 
@@ -97,7 +97,9 @@ def repository_settings(request, owner: str, name: str):
         request,
         "repos/settings.html",
         {"repo": repo, "form": form, "member_form": MemberForm(), "members": selectors.members(repo),
-         "Visibility": Visibility},
+         "Visibility": Visibility, "webhook_form": WebhookForm(),
+         "webhooks": Webhook.objects.filter(repository=repo).prefetch_related("deliveries"),
+         "new_webhook_secret": request.session.pop("new_webhook_secret", None)},
     )
 
 
@@ -129,4 +131,33 @@ def repository_member_remove(request, owner: str, name: str, username: str):
     user = selectors.user_by_name(username)
     if user is not None and services.membership_remove(repo=repo, user=user):
         messages.success(request, f"Removed {user.username}.")
+    return redirect("repository-settings", owner=repo.owner.username, name=repo.name)
+
+
+@login_required
+@require_POST
+def repository_webhook_add(request, owner: str, name: str):
+    repo = _admin_repo_or_404(request, owner, name)
+    form = WebhookForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give a valid http(s) URL.")
+    else:
+        try:
+            hook = webhooks.webhook_create(repo=repo, created_by=request.user, **form.cleaned_data)
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+        else:
+            # Shown once, on the next page, like a token.
+            request.session["new_webhook_secret"] = hook.secret
+            messages.success(request, f"Webhook added: {hook.url}")
+    return redirect("repository-settings", owner=repo.owner.username, name=repo.name)
+
+
+@login_required
+@require_POST
+def repository_webhook_delete(request, owner: str, name: str, hook_id: int):
+    repo = _admin_repo_or_404(request, owner, name)
+    deleted, _ = Webhook.objects.filter(repository=repo, pk=hook_id).delete()
+    if deleted:
+        messages.success(request, "Webhook deleted.")
     return redirect("repository-settings", owner=repo.owner.username, name=repo.name)

@@ -1,0 +1,171 @@
+"""Webhooks: a signed JSON event POSTed for each push, delivered by Celery with retries.
+
+hg.mozilla.org's replication-log idea: other systems react to a push seconds after it
+happens. Each delivery is signed with HMAC-SHA256 over the exact body, in
+`X-Hostsite-Signature-256: sha256=<hex>` (the scheme GitHub uses, so existing verifiers fit).
+Receivers on private, loopback or link-local addresses are refused unless
+WEBHOOK_ALLOW_PRIVATE_TARGETS is on: a webhook must not become a way to reach the server's
+own network (SSRF). The check runs at creation and again at each delivery (DNS can change).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import secrets
+import socket
+import time
+import urllib.error
+import urllib.request
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from repos.errors import InvalidInput
+from repos.models import DeliveryStatus, Push, Repository, Webhook, WebhookDelivery
+
+log = logging.getLogger(__name__)
+SIGNATURE_HEADER = "X-Hostsite-Signature-256"
+TIMEOUT = 10
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect could point at an internal address that check_target would refuse."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+class DeliveryFailed(Exception):
+    """A delivery attempt that may succeed later (retried with backoff)."""
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def check_target(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInput("Webhook URLs are http:// or https:// URLs.", fields={"url": ["invalid"]})
+    if settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except socket.gaierror:
+        raise InvalidInput(f"Cannot resolve {parts.hostname}.", fields={"url": ["unresolvable"]}) from None
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if not address.is_global:
+            raise InvalidInput(
+                f"{parts.hostname} resolves to a non-public address ({address}); webhooks only reach public hosts.",
+                fields={"url": ["private"]},
+            )
+
+
+@transaction.atomic
+def webhook_create(*, repo: Repository, url: str, secret: str = "", include_workspaces: bool = True,
+                   created_by=None) -> Webhook:
+    url = (url or "").strip()
+    if len(url) > 2000:
+        raise InvalidInput("URLs are at most 2000 characters.", fields={"url": ["too_long"]})
+    check_target(url)
+    secret = secret or secrets.token_urlsafe(32)
+    if len(secret) > 200:
+        raise InvalidInput("Secrets are at most 200 characters.", fields={"secret": ["too_long"]})
+    return Webhook.objects.create(repository=repo, url=url, secret=secret, include_workspaces=include_workspaces,
+                                  created_by=created_by)
+
+
+def payload_for(push: Push) -> dict:
+    repo = push.repository
+    return {
+        "event": "push",
+        "repository": {"id": repo.pk, "full_name": repo.full_name, "default_branch": repo.default_branch},
+        "push": {
+            "id": push.pk,
+            "user": push.pusher_name,
+            "date": int(push.created_at.timestamp()),
+            "workspace": push.touches_workspace,
+            "refs": [{"ref": u.ref, "old": u.old, "new": u.new} for u in push.ref_updates.all()],
+            "changesets": [c.sha for c in push.commits.all()],
+        },
+    }
+
+
+def deliveries_for_push(push_id: int) -> list[int]:
+    """Create one pending delivery per active webhook that wants this push; return their ids."""
+    push = Push.objects.select_related("repository__owner").filter(pk=push_id).first()
+    if push is None:
+        return []
+    hooks = Webhook.objects.filter(repository=push.repository, active=True)
+    if push.touches_workspace:
+        hooks = hooks.filter(include_workspaces=True)
+    hooks = list(hooks)
+    if not hooks:
+        return []
+    body = json.dumps(payload_for(push), separators=(",", ":"), sort_keys=True)
+    with transaction.atomic():
+        return [
+            WebhookDelivery.objects.create(webhook=hook, push=push, payload=body).pk for hook in hooks
+        ]
+
+
+def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
+    """POST the delivery once. Records the outcome; raises DeliveryFailed if worth retrying."""
+    hook = delivery.webhook
+    body = delivery.payload.encode()
+    request = urllib.request.Request(  # noqa: S310 - http(s) only, checked by check_target
+        hook.url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "hostsite-webhook/1",
+            "X-Hostsite-Event": delivery.event,
+            "X-Hostsite-Delivery": str(delivery.pk),
+            SIGNATURE_HEADER: sign(hook.secret, body),
+        },
+    )
+    started = time.monotonic()
+    status, excerpt, error = None, "", ""
+    try:
+        check_target(hook.url)
+        with _OPENER.open(request, timeout=TIMEOUT) as response:
+            status = response.status
+            excerpt = response.read(500).decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+        excerpt = exc.read(500).decode("utf-8", "replace")
+    except InvalidInput as exc:
+        error = exc.message
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        error = str(getattr(exc, "reason", exc))[:500]
+    ok = status is not None and 200 <= status < 300
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        attempts=delivery.attempts + 1,
+        response_status=status,
+        response_excerpt=excerpt[:500],
+        error=error[:500],
+        duration_ms=int((time.monotonic() - started) * 1000),
+        last_attempt_at=now,
+        status=DeliveryStatus.DELIVERED if ok else delivery.status,
+        delivered_at=now if ok else None,
+    )
+    delivery.refresh_from_db()
+    if not ok:
+        raise DeliveryFailed(error or f"HTTP {status}")
+    return delivery
+
+
+def give_up(delivery_id: int) -> None:
+    WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(status=DeliveryStatus.FAILED)
