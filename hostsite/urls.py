@@ -2,5 +2,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("api/v1/", include("repos.api.urls")),
+    path("api/v1/", include("workspaces.api_urls")),
+    path("", include("workspaces.urls")),
     path("", include("repos.urls")),
 ]

@@ -11,7 +11,7 @@ class WorkspacesConfig(AppConfig):
 
     def ready(self) -> None:
         from repos import extensions
-        from workspaces import gitconfig
+        from workspaces import gitconfig, receivers  # noqa: F401 - connects the signal receivers
 
         # The hooks judge pushes with the ref-namespace policy, and nameless pushes
         # (refs/for/...) go through proc-receive.

@@ -106,3 +106,24 @@ class DeliverySerializer(serializers.ModelSerializer):
         fields = ["id", "push", "event", "status", "attempts", "response_status", "response_excerpt", "error",
                   "duration_ms", "created_at", "last_attempt_at", "delivered_at"]
         read_only_fields = fields
+
+
+class RefUpdateSerializer(serializers.Serializer):
+    ref = serializers.CharField()
+    old = serializers.CharField()
+    new = serializers.CharField()
+
+
+class PushSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    user = serializers.CharField(source="pusher_name")
+    date = serializers.DateTimeField(source="created_at")
+    workspace = serializers.BooleanField(source="touches_workspace")
+    refs = serializers.SerializerMethodField()
+    commits = serializers.SerializerMethodField()
+
+    def get_refs(self, obj) -> list[dict]:
+        return RefUpdateSerializer(obj.ref_updates.all(), many=True).data
+
+    def get_commits(self, obj) -> list[str]:
+        return [c.sha for c in obj.commits.all()]

@@ -19,6 +19,8 @@ urlpatterns = [
         views.MemberDetailView.as_view(),
         name="api-member",
     ),
+    path("repos/<str:owner>/<str:name>/pushes", views.PushListView.as_view(), name="api-pushes"),
+    path("repos/<str:owner>/<str:name>/pushes/<int:push_id>", views.PushDetailView.as_view(), name="api-push"),
     path("repos/<str:owner>/<str:name>/hooks", views.WebhookListView.as_view(), name="api-hooks"),
     path("repos/<str:owner>/<str:name>/hooks/<int:hook_id>", views.WebhookDetailView.as_view(), name="api-hook"),
     path(

@@ -17,6 +17,7 @@ from repos.api.serializers import (
     MemberSetSerializer,
     NewTokenSerializer,
     NewWebhookSerializer,
+    PushSerializer,
     RepositoryCreateSerializer,
     RepositorySerializer,
     RepositoryUpdateSerializer,
@@ -27,7 +28,7 @@ from repos.api.serializers import (
     WebhookSerializer,
 )
 from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
-from repos.models import AccessToken, Role, Webhook
+from repos.models import AccessToken, Push, Role, Webhook
 
 AUTHENTICATED = [Authenticated, TokenScope]
 
@@ -236,3 +237,22 @@ class WebhookDeliveriesView(generics.GenericAPIView):
         hook = get_object_or_404(Webhook, pk=hook_id, repository=repo)
         page = self.paginate_queryset(hook.deliveries.all())
         return self.get_paginated_response(DeliverySerializer(page, many=True).data)
+
+
+class PushListView(generics.GenericAPIView):
+    serializer_class = PushSerializer
+
+    @extend_schema(responses=PushSerializer(many=True))
+    def get(self, request, owner: str, name: str):
+        repo = _repo_or_404(request, owner, name)
+        qs = Push.objects.filter(repository=repo).order_by("-pk").prefetch_related("ref_updates", "commits")
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(PushSerializer(page, many=True).data)
+
+
+class PushDetailView(APIView):
+    @extend_schema(responses=PushSerializer)
+    def get(self, request, owner: str, name: str, push_id: int):
+        repo = _repo_or_404(request, owner, name)
+        push = get_object_or_404(Push.objects.prefetch_related("ref_updates", "commits"), pk=push_id, repository=repo)
+        return Response(PushSerializer(push).data)

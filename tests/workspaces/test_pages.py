@@ -1,0 +1,83 @@
+"""Workspace pages, driven by real pushes through the live server."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from workspaces.models import Workspace, WorkspaceState
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def busy(world):
+    alice = world.add("alice")
+    alice.commit("alice one", name="alice.txt")
+    alice.commit("<script>alert('x')</script> two", name="a<b>.txt")
+    assert alice.push("HEAD:refs/users/alice/feature").returncode == 0
+    bob = world.add("bob")
+    bob.commit("bob's nameless work", name="bob.txt")
+    assert bob.push("HEAD:refs/for/main").returncode == 0
+    # main moves on after alice branched off.
+    world.owner.commit("main moves")
+    assert world.owner.push("main").returncode == 0
+    return world
+
+
+def test_workspaces_tab_lists_users(busy):
+    page = Client().get("/owner/project/workspaces").content.decode()
+    assert "alice" in page and "bob" in page
+    row = Workspace.objects.get(repository=busy.repo, user__username="alice")
+    assert row.last_push_at is not None
+
+
+def test_user_workspace_shows_refs_ahead_behind(busy):
+    page = Client().get("/owner/project/workspaces/alice").content.decode()
+    assert "<code>feature</code>" in page
+    assert "<td>2</td><td>1</td>" in page  # 2 ahead, 1 behind main
+
+
+def test_ref_page_shows_commits_and_escaped_diff(busy):
+    response = Client().get("/owner/project/workspaces/alice/feature")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "alice one" in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; two" in page
+    assert "<script>alert(" not in page
+    assert '<span class="add">+alice one</span>' in page
+    assert "a&lt;b&gt;.txt" in page and "main moves" not in page  # only what the ref brings
+
+
+def test_nameless_ref_page(busy):
+    name = next(r for r in busy.refs() if r.startswith("refs/users/bob/main/"))
+    response = Client().get("/owner/project/workspaces/bob/" + name.removeprefix("refs/users/bob/"))
+    assert response.status_code == 200 and "bob&#x27;s nameless work" in response.content.decode()
+
+
+@pytest.mark.parametrize("path", ["/owner/project/workspaces/alice/nope", "/owner/project/workspaces/alice/..%2f..",
+                                  "/owner/project/workspaces/alice/a..b", "/owner/nothing/workspaces"])
+def test_missing_refs_are_404(busy, path):
+    assert Client().get(path).status_code == 404
+
+
+def test_hidden_workspace_is_visible_to_owner_and_admins_only(busy):
+    alice = busy.users["alice"].user
+    Workspace.objects.filter(user=alice).update(state=WorkspaceState.HIDDEN)
+    anon = Client()
+    assert "alice" not in anon.get("/owner/project/workspaces").content.decode()
+    assert anon.get("/owner/project/workspaces/alice").status_code == 404
+    me = Client()
+    me.force_login(alice)
+    assert me.get("/owner/project/workspaces/alice").status_code == 200
+    owner = Client()
+    owner.force_login(busy.owner.user)
+    assert "alice" in owner.get("/owner/project/workspaces").content.decode()
+
+
+def test_contribute_box_has_the_signed_in_users_commands(busy):
+    client = Client()
+    client.force_login(busy.users["alice"].user)
+    page = client.get("/owner/project").content.decode()
+    assert "git push origin HEAD:refs/for/main" in page
+    assert "git config remote.origin.push 'refs/heads/*:refs/users/alice/*'" in page
+    assert "refs/users/&lt;username&gt;/*:refs/remotes/&lt;username&gt;/*" in page

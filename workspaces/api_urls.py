@@ -1,0 +1,15 @@
+from django.urls import path
+
+from workspaces import api
+
+urlpatterns = [
+    path("repos/<str:owner>/<str:name>/workspaces", api.WorkspaceListView.as_view(), name="api-workspaces"),
+    path("repos/<str:owner>/<str:name>/workspaces/<str:username>", api.WorkspaceDetailView.as_view(),
+         name="api-workspace"),
+    path("repos/<str:owner>/<str:name>/protected-branches", api.ProtectedBranchListView.as_view(),
+         name="api-protected-branches"),
+    path("repos/<str:owner>/<str:name>/protected-branches/<path:branch>", api.ProtectedBranchDetailView.as_view(),
+         name="api-protected-branch"),
+    path("repos/<str:owner>/<str:name>/workspace-settings", api.WorkspaceSettingsView.as_view(),
+         name="api-workspace-settings"),
+]

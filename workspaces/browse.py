@@ -1,0 +1,116 @@
+"""Reading workspaces out of git: who has refs, where each ref stands against the default branch,
+and what it would bring in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from repos.browse import Commit
+from repos.git import run_git
+from repos.models import Repository
+
+DIFF_MAX_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WorkspaceRef:
+    ref: str
+    name: str  # the part after refs/users/<user>/
+    sha: str
+    committed: datetime
+    subject: str
+    ahead: int | None = None
+    behind: int | None = None
+
+
+def _users_refs(repo: Repository, prefix: str = "refs/users/") -> list[tuple[str, str, int, str]]:
+    out = run_git(
+        ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(committerdate:unix)%00%(contents:subject)",
+         prefix],
+        repo=repo.disk_path,
+    ).stdout.decode("utf-8", "replace")
+    rows = []
+    for line in out.splitlines():
+        ref, sha, when, subject = line.split("\0", 3)
+        rows.append((ref, sha, int(when or 0), subject))
+    return rows
+
+
+def workspace_summary(repo: Repository) -> dict[str, dict]:
+    """username -> {"refs": count, "last_commit": datetime} for every user with workspace refs."""
+    summary: dict[str, dict] = {}
+    for ref, _sha, when, _subject in _users_refs(repo):
+        user = ref.split("/", 3)[2]
+        entry = summary.setdefault(user, {"refs": 0, "last_commit": None})
+        entry["refs"] += 1
+        moment = datetime.fromtimestamp(when, tz=UTC)
+        if entry["last_commit"] is None or moment > entry["last_commit"]:
+            entry["last_commit"] = moment
+    return summary
+
+
+def _default_tip(repo: Repository) -> str | None:
+    result = run_git(["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
+                     repo=repo.disk_path, check=False)
+    return result.text.strip() or None
+
+
+def user_refs(repo: Repository, username: str) -> list[WorkspaceRef]:
+    prefix = f"refs/users/{username}/"
+    base = _default_tip(repo)
+    refs = []
+    for ref, sha, when, subject in _users_refs(repo, prefix):
+        ahead = behind = None
+        if base:
+            counts = run_git(["rev-list", "--left-right", "--count", f"{base}...{sha}"], repo=repo.disk_path,
+                             check=False).text.split()
+            if len(counts) == 2:
+                behind, ahead = int(counts[0]), int(counts[1])
+        refs.append(WorkspaceRef(ref, ref[len(prefix):], sha, datetime.fromtimestamp(when, tz=UTC), subject,
+                                 ahead, behind))
+    return sorted(refs, key=lambda r: r.committed, reverse=True)
+
+
+def ref_commits(repo: Repository, ref: str, limit: int = 250) -> list[Commit]:
+    """Commits on the ref that are not on the default branch, newest first."""
+    base = _default_tip(repo)
+    args = ["log", f"--max-count={limit}", "--format=%H%x00%an%x00%at%x00%s%x1e", ref]
+    if base:
+        args.append(f"^{base}")
+    out = run_git([*args, "--"], repo=repo.disk_path).stdout.decode("utf-8", "replace")
+    commits = []
+    for record in out.split("\x1e"):
+        record = record.strip("\n")
+        if record:
+            sha, author, ts, subject = record.split("\0", 3)
+            commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
+    return commits
+
+
+@dataclass(frozen=True)
+class Diff:
+    stat: str
+    patch: str
+    truncated: bool
+    base: str | None
+
+
+def combined_diff(repo: Repository, ref: str) -> Diff:
+    """The ref's changes against its merge base with the default branch (what merging brings)."""
+    base = _default_tip(repo)
+    if base:
+        merge_base = run_git(["merge-base", base, ref], repo=repo.disk_path, check=False).text.strip() or None
+    else:
+        merge_base = None
+    if merge_base:
+        spec = [merge_base, ref]
+    else:
+        # No common history: everything the ref holds, against the empty tree.
+        empty_tree = run_git(["hash-object", "-t", "tree", "/dev/null"], repo=repo.disk_path).text.strip()
+        spec = [empty_tree, ref]
+    stat = run_git(["diff", "--stat=120", "-M", *spec, "--"], repo=repo.disk_path).stdout.decode("utf-8", "replace")
+    raw = run_git(["diff", "--no-color", "-M", *spec, "--"], repo=repo.disk_path).stdout
+    truncated = len(raw) > DIFF_MAX_BYTES
+    patch = raw[:DIFF_MAX_BYTES].decode("utf-8", "replace")
+    return Diff(stat, patch, truncated, merge_base)

@@ -1,0 +1,21 @@
+"""Keeps Workspace rows (moderation state, last push) in step with pushes."""
+
+from __future__ import annotations
+
+from django.dispatch import receiver
+
+from repos.models import Push, User
+from repos.signals import push_recorded
+from workspaces.models import Workspace
+
+
+@receiver(push_recorded)
+def note_workspace_pushes(sender, push_id: int, repository_id: int, **_kwargs) -> None:
+    push = Push.objects.filter(pk=push_id).prefetch_related("ref_updates").first()
+    if push is None or not push.touches_workspace:
+        return
+    names = {u.ref.split("/", 3)[2] for u in push.ref_updates.all() if u.ref.startswith("refs/users/")}
+    for user in User.objects.filter(username__in=names):
+        Workspace.objects.update_or_create(
+            repository_id=repository_id, user=user, defaults={"last_push_at": push.created_at}
+        )

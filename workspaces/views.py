@@ -1,0 +1,136 @@
+"""Workspace pages: who is working on a repository, one user's refs, one ref's changes."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+
+from repos import selectors as repo_selectors
+from repos.errors import InvalidInput, ServiceError
+from repos.git import is_valid_refname
+from repos.models import Role
+from workspaces import browse, selectors, services
+from workspaces.models import ProtectedBranch, Workspace, WorkspaceState
+
+INVISIBLE = (WorkspaceState.HIDDEN, WorkspaceState.TAKEN_DOWN)
+
+
+def _repo(request, owner, name):
+    repo = repo_selectors.readable_repository(request.user, owner, name)
+    if repo is None:
+        raise Http404
+    return repo
+
+
+def _can_see_hidden(request, repo, username: str) -> bool:
+    user = request.user
+    if user.is_authenticated and (user.username == username or user.is_staff):
+        return True
+    return repo_selectors.role_for(user, repo) == Role.ADMIN
+
+
+def _state_of(repo, username: str) -> str:
+    row = Workspace.objects.filter(repository=repo, user__username=username).values_list("state", flat=True).first()
+    return row or WorkspaceState.ACTIVE
+
+
+def workspaces_index(request, owner: str, name: str):
+    repo = _repo(request, owner, name)
+    summary = browse.workspace_summary(repo)
+    rows = {w.user.username: w for w in Workspace.objects.filter(repository=repo).select_related("user")}
+    entries = []
+    for username, info in sorted(summary.items(), key=lambda kv: kv[1]["last_commit"], reverse=True):
+        row = rows.get(username)
+        state = row.state if row else WorkspaceState.ACTIVE
+        if state in INVISIBLE and not _can_see_hidden(request, repo, username):
+            continue
+        entries.append({"username": username, "refs": info["refs"], "last_commit": info["last_commit"],
+                        "last_push": row.last_push_at if row else None, "state": state})
+    return render(request, "workspaces/index.html", {"repo": repo, "entries": entries, "tab": "workspaces"})
+
+
+def workspace_user(request, owner: str, name: str, username: str):
+    repo = _repo(request, owner, name)
+    state = _state_of(repo, username)
+    if state in INVISIBLE and not _can_see_hidden(request, repo, username):
+        raise Http404
+    refs = browse.user_refs(repo, username)
+    row = Workspace.objects.filter(repository=repo, user__username=username).first()
+    return render(request, "workspaces/user.html", {
+        "repo": repo, "username": username, "refs": refs, "state": state, "workspace": row, "tab": "workspaces",
+    })
+
+
+def workspace_ref(request, owner: str, name: str, username: str, refname: str):
+    repo = _repo(request, owner, name)
+    state = _state_of(repo, username)
+    if state in INVISIBLE and not _can_see_hidden(request, repo, username):
+        raise Http404
+    ref = f"refs/users/{username}/{refname}"
+    if not is_valid_refname(ref):
+        raise Http404
+    current = [r for r in browse.user_refs(repo, username) if r.ref == ref]
+    if not current:
+        raise Http404
+    commits = browse.ref_commits(repo, ref)
+    diff = browse.combined_diff(repo, ref)
+    lines = [(_line_class(line), line) for line in diff.patch.splitlines()]
+    return render(request, "workspaces/ref.html", {
+        "repo": repo, "username": username, "ref": current[0], "commits": commits, "diff": diff,
+        "lines": lines, "tab": "workspaces",
+    })
+
+
+def _line_class(line: str) -> str:
+    if line.startswith(("+++", "---", "diff ", "index ", "similarity", "rename ", "new file", "deleted file")):
+        return "meta"
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "del"
+    return ""
+
+
+def _admin_repo(request, owner, name):
+    repo = _repo(request, owner, name)
+    if not repo_selectors.can_admin(request.user, repo):
+        raise Http404
+    return repo
+
+
+@login_required
+def workspace_settings(request, owner: str, name: str):
+    """Branch protection and workspace rules (repository admins)."""
+    repo = _admin_repo(request, owner, name)
+    ws = selectors.workspace_settings(repo)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "settings":
+                limit = (request.POST.get("ref_limit") or "").strip()
+                if limit and not limit.isdigit():
+                    raise InvalidInput("The ref limit is a whole number.")
+                services.workspace_settings_update(
+                    repo=repo, maintainers_may_edit=request.POST.get("maintainers_may_edit") == "on",
+                    ref_limit=int(limit) if limit else None, clear_ref_limit=not limit,
+                )
+                messages.success(request, "Workspace settings saved.")
+            elif action == "protect":
+                services.protected_branch_set(repo=repo, name=request.POST.get("branch", ""),
+                                              allow_force=request.POST.get("allow_force") == "on")
+                messages.success(request, "Branch protection saved.")
+            elif action == "unprotect":
+                services.protected_branch_remove(repo=repo, name=request.POST.get("branch", ""))
+                messages.success(request, "Branch protection removed.")
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+        return redirect("workspace-settings", owner=repo.owner.username, name=repo.name)
+    return render(request, "workspaces/settings.html", {
+        "repo": repo, "ws": ws, "site_limit": settings.WORKSPACE_REF_LIMIT,
+        "protected": ProtectedBranch.objects.filter(repository=repo),
+    })
