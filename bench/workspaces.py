@@ -314,6 +314,57 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
     return results
 
 
+# --- where the time goes -----------------------------------------------------------------------
+
+
+def measure_git_steps(hs: dict, git: Git, tmp: Path, runs: int) -> dict:
+    """The server-side git steps of a push that read every ref, run directly on both
+    repositories with the platform's clean git environment: where a push to bench/ws spends
+    its extra time. Attribution, not targets."""
+    hide = ["-c", "receive.hideRefs=refs/users/", "-c", "receive.hideRefs=!refs/users/carol/"]
+    main = git.run("--git-dir", str(hs["dirs"]["ws"]), "rev-parse", "main").strip()
+    quarantine = tmp / "quarantine"
+    (quarantine / "pack").mkdir(parents=True, exist_ok=True)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "git-home"), "LANG": "C",
+            "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}  # fmt: skip
+
+    def in_quarantine(repo: Path) -> dict[str, str]:
+        # What receive-pack gives its connectivity check: the pushed objects in a quarantine
+        # directory, the repository's own objects as its alternate.
+        return base | {"GIT_DIR": str(repo), "GIT_OBJECT_DIRECTORY": str(quarantine),
+                       "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(repo / "objects"),
+                       "GIT_QUARANTINE_PATH": str(quarantine)}  # fmt: skip
+
+    steps = {
+        "receive-pack --advertise-refs, carol's hideRefs (GET)": lambda repo: (
+            [GIT, *hide, "receive-pack", "--stateless-rpc", "--advertise-refs", str(repo)], base, None),
+        "connectivity check, as receive-pack runs it (POST)": lambda repo: (
+            [GIT, *hide, "rev-list", "--objects", "--stdin", "--not", "--exclude-hidden=receive", "--all",
+             "--quiet", "--alternate-refs"], in_quarantine(repo), f"{main}\n".encode()),
+        "  of which --alternate-refs: for-each-ref, every ref": lambda repo: (
+            [GIT, "--git-dir", str(repo), "for-each-ref", "--format=%(objectname)"], base, None),
+        "push record: rev-list --not --glob=refs/* (pushes.py)": lambda repo: (
+            [GIT, "--git-dir", str(repo), "rev-list", "--topo-order", "--reverse", main, "--not",
+             "--exclude=refs/users/carol/b0", "--glob=refs/*"], base, None),
+    }  # fmt: skip
+    samples = {name: {repo: [] for repo in REPOS} for name in steps}
+    failures: dict[str, str] = {}
+    for i in range(runs):
+        for name, step in steps.items():
+            for repo in REPOS if i % 2 == 0 else tuple(reversed(REPOS)):
+                argv, env, stdin = step(hs["dirs"][repo])
+                r = time_runs(argv, env=env, n=1, stdin=stdin)
+                samples[name][repo].append(r["samples_ms"][0])
+                if r["failures"]:
+                    failures[name] = r["last_error"]
+    results = {}
+    for name in steps:
+        ws, plain = statistics.median(samples[name]["ws"]), statistics.median(samples[name]["plain"])
+        results[name] = {"ws_median_ms": ws, "plain_median_ms": plain, "extra_ms": ws - plain, "n": runs,
+                         "error": failures.get(name, "")}  # fmt: skip
+    return results
+
+
 # --- pushes ------------------------------------------------------------------------------------
 
 PUSH_KINDS = {
@@ -450,6 +501,18 @@ def print_report(report: dict) -> None:
     if pushes["errors"]:
         out.append(f"  {len(pushes['errors'])} failed pushes (excluded from medians):")
         out.extend(f"    {e[:400]}" for e in pushes["errors"][:10])
+    steps = report.get("git_steps")
+    if steps:
+        out.append("")
+        n = next(iter(steps.values()))["n"]
+        out.append(f"where the extra time goes: server-side git steps of a push that read every ref, run directly "
+                   f"(N={n}, not targets)")  # fmt: skip
+        out.append(f"  {'':<56}{'bench/ws':>10}{'plain':>8}{'extra':>8}  ms")
+        for name, s in steps.items():
+            line = f"  {name:<56}{s['ws_median_ms']:>10.1f}{s['plain_median_ms']:>8.1f}{s['extra_ms']:>+8.1f}"
+            if s["error"]:
+                line += f"  (failed: {s['error'][:200]})"
+            out.append(line)
     out.append("")
     out.append("targets: " + ", ".join(f"{k} {verdict(v['ok'])}" for k, v in targets.items())
                + f"   (whole run {meta['elapsed_s']:.0f} s)")  # fmt: skip
@@ -471,15 +534,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=10, help="interleaved push rounds (default 10)")
     p.add_argument("--hook-runs", type=int, default=50, help="runs of each hook case (default 50)")
     p.add_argument("--adv-reps", type=int, default=5, help="fetches of each advertisement (default 5)")
+    p.add_argument("--step-runs", type=int, default=15, help="runs of each server-side git step (default 15)")
     p.add_argument("--no-nameless", action="store_true", help="skip the refs/for/main pushes")
     p.add_argument("--no-admin-push", action="store_true", help="skip the admin's (unhidden) pushes")
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
     args = p.parse_args(argv)
-    if min(args.users, args.refs_per_user, args.commits, args.rounds, args.hook_runs, args.adv_reps) < 1:
+    if (
+        min(
+            args.users,
+            args.refs_per_user,
+            args.commits,
+            args.rounds,
+            args.hook_runs,
+            args.adv_reps,
+            args.step_runs,
+        )
+        < 1
+    ):
         p.error(
-            "--users, --refs-per-user, --commits, --rounds, --hook-runs and --adv-reps must be at least 1"
+            "--users, --refs-per-user, --commits, --rounds and the --*-runs/--adv-reps counts must be at least 1"
         )
     return args
 
@@ -538,9 +613,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         kinds.append("admin_workspace")
     pushes = measure_pushes(git, pusher, hs, kinds, args.rounds)
 
+    say(f"server-side git steps that read every ref: {args.step_runs} runs each, on both repositories")
+    steps = measure_git_steps(hs, git, tmp, args.step_runs)
+
     meta["elapsed_s"] = time.monotonic() - t_start
     meta["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    report = {"meta": meta, "advertisements": adv, "hooks": hooks, "pushes": pushes,
+    report = {"meta": meta, "advertisements": adv, "hooks": hooks, "pushes": pushes, "git_steps": steps,
               "targets": build_targets(adv, hooks, pushes)}  # fmt: skip
     print_report(report)
     return report
