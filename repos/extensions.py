@@ -14,7 +14,7 @@ DEFAULT_POLICY = Path(__file__).resolve().parent / "hooks" / "policy.py"
 _policy_source: Path = DEFAULT_POLICY
 # hook name -> standalone script source (e.g. proc-receive from workspaces)
 _extra_hooks: dict[str, Path] = {}
-# (repo, user, role_label) -> environment for the hooks (e.g. HOSTSITE_RULES)
+# (repo, user, role_label, commands [(old, new, ref)]) -> environment for the hooks
 _hook_env_providers: list[Callable] = []
 # (repo, user, role_label, service, advertise: bool, commands: list[str] | None) -> git -c pairs
 _git_config_providers: list[Callable] = []
@@ -47,10 +47,10 @@ def register_git_config(provider: Callable) -> None:
         _git_config_providers.append(provider)
 
 
-def hook_environment(repo, user, role: str) -> dict[str, str]:
+def hook_environment(repo, user, role: str, commands=()) -> dict[str, str]:
     env: dict[str, str] = {}
     for provider in _hook_env_providers:
-        env.update(provider(repo, user, role))
+        env.update(provider(repo, user, role, commands))
     return env
 
 

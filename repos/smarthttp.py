@@ -310,10 +310,10 @@ def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tup
     return argv
 
 
-def _hook_env(repo: Repository, pusher: Pusher, updates_file: str) -> dict[str, str]:
+def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands) -> dict[str, str]:
     role = pusher.role_label
     return {
-        **extensions.hook_environment(repo, pusher.user, role),
+        **extensions.hook_environment(repo, pusher.user, role, commands),
         "HOSTSITE_PUSHER": pusher.user.username,
         "HOSTSITE_ROLE": role,
         "HOSTSITE_REPO_ID": str(repo.pk),
@@ -347,10 +347,11 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     prefix, rest = prepare_body(service, body, gzip=gzip, protocol=protocol)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     on_exit = None
+    commands = pktline.parse_commands(prefix) if service == "receive-pack" else []
     if service == "receive-pack":
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
-        env.update(_hook_env(repo, pusher, updates_path))
+        env.update(_hook_env(repo, pusher, updates_path, commands))
 
         def on_exit(returncode: int) -> None:
             try:
@@ -363,7 +364,7 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             if updates:
                 pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http")
 
-    refs = [ref for _old, _new, ref in pktline.parse_commands(prefix)] if service == "receive-pack" else None
+    refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
                                    refs=refs)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response

@@ -50,6 +50,10 @@ def workspace_summary(repo: Repository) -> dict[str, dict]:
     return summary
 
 
+def count_user_refs(repo: Repository, username: str) -> int:
+    return run_git(["for-each-ref", "--format=x", f"refs/users/{username}/"], repo=repo.disk_path).stdout.count(b"\n")
+
+
 def _default_tip(repo: Repository) -> str | None:
     result = run_git(["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
                      repo=repo.disk_path, check=False)

@@ -3,11 +3,20 @@ hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.rea
 
 from __future__ import annotations
 
-from workspaces import selectors
+from workspaces import browse, selectors
 
 
-def hook_environment(repo, user, role: str) -> dict[str, str]:
-    return selectors.rules_for(repo).to_env()
+def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
+    env = selectors.rules_for(repo).to_env()
+    if user is not None and any(
+        set(old) == {"0"} and (ref.startswith(f"refs/users/{user.username}/") or ref.startswith("refs/for/"))
+        for old, _new, ref in commands
+    ):
+        # The push creates refs in the pusher's workspace: count what is there now, here, so
+        # the hook need not start git (and import subprocess) on the push's critical path.
+        # A concurrent push by the same user can overshoot the limit by its own size at most.
+        env["HOSTSITE_WORKSPACE_REF_COUNT"] = str(browse.count_user_refs(repo, user.username))
+    return env
 
 
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):

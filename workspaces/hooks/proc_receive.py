@@ -89,7 +89,7 @@ def handle(old, new, ref, pusher, options, limit):
             target = f"{prefix}{branch}/{short}"
     current = git("rev-parse", "--verify", "--quiet", target, check=False).stdout.strip() or ZERO
     if current == ZERO:
-        count = git("for-each-ref", "--format=x", prefix).stdout.count("\n")
+        count = git("for-each-ref", "--format=x", prefix).stdout.count("\n")  # exact: proc-receive runs git anyway
         if count >= limit:
             return (f"ng {ref} your workspace already holds {limit} refs, the limit; delete some with "
                     f"git push origin :refs/users/{pusher}/<name>"), []
