@@ -263,9 +263,11 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
     main_new = git.run("--git-dir", str(ws), "rev-parse", "main").strip()
     main_old = git.run("--git-dir", str(ws), "rev-parse", "main~1").strip()
 
-    def env(repo: str, pusher: str, role: str) -> dict[str, str]:
-        # What repos/smarthttp.py and workspaces/gitconfig.py give the hook for these rules.
-        return {
+    def env(repo: str, pusher: str, role: str, ref_count: int | None = None) -> dict[str, str]:
+        # What repos/smarthttp.py and workspaces/gitconfig.py give the hook for these rules;
+        # for a push that creates workspace refs the view also passes the pusher's ref count.
+        extra = {} if ref_count is None else {"HOSTSITE_WORKSPACE_REF_COUNT": str(ref_count)}
+        return extra | {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOSTSITE_PUSHER": pusher,
             "HOSTSITE_ROLE": role,
@@ -280,9 +282,9 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
 
     cases = {
         "carol creates refs/users/carol/new-<i>, bench/ws": (
-            "ws", env("ws", "carol", "reader"), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
+            "ws", env("ws", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
         "same, bench/plain (no workspace refs)": (
-            "plain", env("plain", "carol", "reader"), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
+            "plain", env("plain", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
         "bench (admin) fast-forwards main, bench/ws": (
             "ws", env("ws", "bench", "admin"), lambda i: f"{main_old} {main_new} refs/heads/main\n"),
     }  # fmt: skip
@@ -488,6 +490,14 @@ def print_report(report: dict) -> None:
         if h.get("failures"):
             line += f"  ({h['failures']} runs exited non-zero: {h.get('last_error', '')[:200]})"
         out.append(line)
+    floor = hooks.get("python -IS -c pass (floor)", {}).get("median_ms")
+    if floor:
+        # The target is absolute, so a loaded machine misses it: the floor shows how loaded.
+        out.append("  above the interpreter floor: " + ", ".join(
+            f"{label} {hooks[name]['median_ms'] - floor:+.1f}" for label, name in (
+                ("bench/ws", "carol creates refs/users/carol/new-<i>, bench/ws"),
+                ("bench/plain", "same, bench/plain (no workspace refs)"),
+                ("admin main", "bench (admin) fast-forwards main, bench/ws"))) + " ms")  # fmt: skip
     out.append("")
     out.append(f"end-to-end push over HTTP, wall time of `git push` ({meta['rounds']} rounds; ws and plain "
                "interleaved, order alternating)")  # fmt: skip

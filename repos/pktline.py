@@ -102,15 +102,18 @@ def validate_upload_request(stream: BinaryIO, *, protocol_v2: bool) -> None:
 _V0_UPLOAD_WORDS = {b"want", b"have", b"done", b"shallow", b"deepen", b"deepen-since", b"deepen-not", b"filter"}
 
 
-def read_receive_commands(stream: BinaryIO, *, limit: int = 8 * 1024 * 1024) -> bytes:
+def read_receive_commands(
+    stream: BinaryIO, *, limit: int = 8 * 1024 * 1024
+) -> tuple[bytes, list[tuple[str, str, str]]]:
     """Read and check the command list of a receive-pack request, up to and including its
-    flush-pkt; return those bytes (the pack data, if any, follows in the stream).
+    flush-pkt. Returns those bytes (the pack data, if any, follows in the stream) and the
+    (old, new, ref) of each command.
 
     Each command is `<old-oid> <new-oid> <ref>` (the first also carries capabilities after a
-    NUL), or a push certificate / shallow line.
+    NUL); push certificates and shallow lines may come among them.
     """
     out = bytearray()
-    commands = 0
+    commands: list[tuple[str, str, str]] = []
     in_cert = False
     while True:
         try:
@@ -126,8 +129,7 @@ def read_receive_commands(stream: BinaryIO, *, limit: int = 8 * 1024 * 1024) -> 
             raise PktLineError("unexpected special packet in the command list")
         line = payload.split(b"\0", 1)[0].rstrip(b"\n")
         if in_cert:
-            if line == b"push-cert-end":
-                in_cert = False
+            in_cert = line != b"push-cert-end"
             continue
         if line.startswith(b"push-cert"):
             in_cert = True
@@ -137,36 +139,14 @@ def read_receive_commands(stream: BinaryIO, *, limit: int = 8 * 1024 * 1024) -> 
         parts = line.split(b" ")
         if len(parts) != 3 or not all(_is_oid(p) for p in parts[:2]) or not parts[2]:
             raise PktLineError(f"malformed command {line[:120]!r}")
-        commands += 1
+        old, new, ref = (p.decode("utf-8", "replace") for p in parts)
+        commands.append((old, new, ref))
     # git probes with a bare flush-pkt before streaming a large push (remote-curl's
     # probe_rpc, to settle authentication first): valid, and nothing may follow it.
-    if commands == 0 and (bytes(out) != FLUSH or stream.read(1)):
+    if not commands and (bytes(out) != FLUSH or stream.read(1)):
         raise PktLineError("no commands in the push")
-    return bytes(out)
+    return bytes(out), commands
 
 
 def _is_oid(value: bytes) -> bool:
     return len(value) in (40, 64) and all(c in b"0123456789abcdef" for c in value)
-
-
-def parse_commands(data: bytes) -> list[tuple[str, str, str]]:
-    """(old, new, ref) of each command in a validated command list (read_receive_commands)."""
-    import io
-
-    commands = []
-    in_cert = False
-    for _raw, payload in iter_pkts(io.BytesIO(data)):
-        if payload is None:
-            continue
-        line = payload.split(b"\0", 1)[0].rstrip(b"\n")
-        if in_cert:
-            in_cert = line != b"push-cert-end"
-            continue
-        if line.startswith(b"push-cert"):
-            in_cert = True
-            continue
-        if line.startswith(b"shallow "):
-            continue
-        old, new, ref = line.decode("utf-8", "replace").split(" ", 2)
-        commands.append((old, new, ref))
-    return commands

@@ -37,19 +37,25 @@ def parse_updates(text: str) -> list[Update]:
     return updates
 
 
-def introduced_commits(repo: Repository, updates: list[Update]) -> list[str]:
-    """Commits the push made reachable that were not before, oldest first.
+def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str = "") -> list[str]:
+    """Commits the push made reachable, oldest first.
 
-    Run after git updated the refs: reachable from the new tips, but not from the old tips
-    nor from any ref the push did not touch.
+    Run after git updated the refs: reachable from the new tips, but not from the old tips,
+    the canonical refs, or the pusher's other workspace refs. Other users' workspaces are not
+    walked (with 100k workspace refs that cost ~60 ms a push, bench/workspaces.py): a commit
+    that was already in someone else's workspace is listed here too, and the unique
+    (repository, sha) constraint keeps it with the push that brought it first.
     """
     news = [u.new for u in updates if not _is_zero(u.new)]
     if not news:
         return []
     args = ["rev-list", "--topo-order", "--reverse", *news, "--not"]
     args += [u.old for u in updates if not _is_zero(u.old)]
-    # --glob=refs/*, not --all: --all includes HEAD, which points at the branch just pushed.
-    args += [f"--exclude={u.ref}" for u in updates] + ["--glob=refs/*"]
+    excludes = [f"--exclude={u.ref}" for u in updates]
+    globs = ["refs/heads/*", "refs/tags/*"] + ([f"refs/users/{pusher_name}/*"] if pusher_name else [])
+    for glob in globs:
+        # --exclude applies to the next --glob only, so repeat it for each.
+        args += [*excludes, f"--glob={glob}"]
     return run_git(args, repo=repo.disk_path).text.split()
 
 
@@ -65,7 +71,7 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
     from repos.tasks import fan_out_webhooks, maintain_repository
 
     try:
-        commits = introduced_commits(repo, updates)
+        commits = introduced_commits(repo, updates, getattr(pusher, "username", "") or "")
     except GitError:
         # The refs moved: record that much, even if the commit list cannot be had.
         log.exception("could not list the commits of a push to %s", repo.full_name)

@@ -141,8 +141,15 @@ def spool(stream: BinaryIO, *, limit: int, what: str) -> BinaryIO:
     return spooled
 
 
-def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None) -> tuple[bytes, BinaryIO]:
-    """Validate a request body; return (already-read prefix, rest of the stream) for git."""
+@dataclass(frozen=True)
+class PreparedBody:
+    prefix: bytes  # already read from the request, goes to git first
+    rest: BinaryIO  # the remainder of the request body
+    commands: list[tuple[str, str, str]]  # a push's (old, new, ref) commands
+
+
+def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None) -> PreparedBody:
+    """Validate a request body before git sees it."""
     if gzip:
         raw = spool(GzipReader(raw, settings.GIT_HTTP_MAX_INFLATED), limit=settings.GIT_HTTP_MAX_INFLATED,
                     what="inflated request body")
@@ -151,8 +158,9 @@ def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | Non
             body = raw if gzip else spool(raw, limit=settings.GIT_HTTP_MAX_UPLOAD_REQUEST, what="fetch request")
             pktline.validate_upload_request(body, protocol_v2=wants_v2(protocol))
             body.seek(0)
-            return b"", body
-        return pktline.read_receive_commands(raw), raw
+            return PreparedBody(b"", body, [])
+        prefix, commands = pktline.read_receive_commands(raw)
+        return PreparedBody(prefix, raw, commands)
     except pktline.PktLineError as exc:
         raise GitHTTPError(400, f"malformed request: {exc}") from None
 
@@ -344,10 +352,10 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
-    prefix, rest = prepare_body(service, body, gzip=gzip, protocol=protocol)
+    prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
+    commands = prepared.commands
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     on_exit = None
-    commands = pktline.parse_commands(prefix) if service == "receive-pack" else []
     if service == "receive-pack":
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
@@ -369,7 +377,7 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
                                    refs=refs)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(_service_argv(service, path, advertise=False, config=config), env=env, stderr=stderr)
-    feeder = Feeder(proc, prefix, rest)
+    feeder = Feeder(proc, prepared.prefix, prepared.rest)
     feeder.start()
     return GitProcessResponse(
         proc, content_type=f"application/x-git-{service}-result", feeder=feeder, on_exit=on_exit,

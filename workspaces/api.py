@@ -10,11 +10,8 @@ from rest_framework.views import APIView
 
 from repos import selectors as repo_selectors
 from repos.api.permissions import Authenticated, TokenScope
-from repos.models import Role
 from workspaces import browse, selectors, services
-from workspaces.models import ProtectedBranch, Workspace, WorkspaceState
-
-INVISIBLE = (WorkspaceState.HIDDEN, WorkspaceState.TAKEN_DOWN)
+from workspaces.models import ProtectedBranch, Workspace
 
 
 class WorkspaceSerializer(serializers.Serializer):
@@ -65,38 +62,23 @@ def _admin(request, repo):
         raise PermissionDenied("Only the repository's admins may do this.")
 
 
-def _sees_hidden(request, repo, username):
-    user = request.user
-    return (user.is_authenticated and (user.username == username or user.is_staff)) or \
-        repo_selectors.role_for(user, repo) == Role.ADMIN
-
-
 class WorkspaceListView(APIView):
     @extend_schema(responses=WorkspaceSerializer(many=True))
     def get(self, request, owner: str, name: str):
         repo = _repo(request, owner, name)
-        rows = {w.user.username: w for w in Workspace.objects.filter(repository=repo).select_related("user")}
-        out = []
-        for username, info in sorted(browse.workspace_summary(repo).items()):
-            row = rows.get(username)
-            state = row.state if row else WorkspaceState.ACTIVE
-            if state in INVISIBLE and not _sees_hidden(request, repo, username):
-                continue
-            out.append({"username": username, "refs": info["refs"], "last_commit": info["last_commit"],
-                        "last_push": row.last_push_at if row else None, "state": state})
-        return Response(WorkspaceSerializer(out, many=True).data)
+        entries = sorted(selectors.visible_workspaces(request.user, repo), key=lambda e: e["username"])
+        return Response(WorkspaceSerializer(entries, many=True).data)
 
 
 class WorkspaceDetailView(APIView):
     @extend_schema(responses=WorkspaceDetailSerializer)
     def get(self, request, owner: str, name: str, username: str):
         repo = _repo(request, owner, name)
-        row = Workspace.objects.filter(repository=repo, user__username=username).first()
-        state = row.state if row else WorkspaceState.ACTIVE
-        if state in INVISIBLE and not _sees_hidden(request, repo, username):
+        if not selectors.visible_to(request.user, repo, username):
             raise NotFound("Workspace not found.")
         refs = browse.user_refs(repo, username)
-        if not refs and row is None:
+        state = selectors.workspace_state(repo, username)
+        if not refs and not Workspace.objects.filter(repository=repo, user__username=username).exists():
             raise NotFound("Workspace not found.")
         data = {"username": username, "state": state, "refs": [r.__dict__ for r in refs]}
         return Response(WorkspaceDetailSerializer(data).data)

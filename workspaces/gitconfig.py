@@ -25,6 +25,12 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
     pairs = [
         # refs/for/* is handled by the proc-receive hook (nameless push).
         ("receive.procReceiveRefs", "refs/for/"),
+        # While a push sits in quarantine, the repository is its "alternate", and the
+        # connectivity check lists every alternate ref, hideRefs or not: 100k workspace refs
+        # cost each push ~200 ms (bench/workspaces.py). Canonical refs and the pusher's own
+        # workspace are the tips a push builds on; with fewer tips git walks a little further
+        # at worst, and checks exactly as strictly.
+        ("core.alternateRefsPrefixes", f"refs/heads/ refs/tags/ refs/users/{user.username}/"),
     ]
     if not selectors.may_edit_others(role, repo):
         # A push advertises the canonical refs and the pusher's own workspace only: with

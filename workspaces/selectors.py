@@ -31,3 +31,42 @@ def rules_for(repo: Repository) -> Rules:
 
 def may_edit_others(role: str, repo: Repository) -> bool:
     return role == "admin" or (role == "maintainer" and workspace_settings(repo).maintainers_may_edit)
+
+
+INVISIBLE = (WorkspaceState.HIDDEN, WorkspaceState.TAKEN_DOWN)
+
+
+def can_see_hidden(viewer, repo: Repository, username: str) -> bool:
+    """Hidden and taken-down workspaces show to their owner, staff and repository admins."""
+    from repos.models import Role
+    from repos.selectors import role_for
+
+    if viewer is not None and viewer.is_authenticated and (viewer.username == username or viewer.is_staff):
+        return True
+    return role_for(viewer, repo) == Role.ADMIN
+
+
+def workspace_state(repo: Repository, username: str) -> str:
+    row = Workspace.objects.filter(repository=repo, user__username=username).values_list("state", flat=True).first()
+    return row or WorkspaceState.ACTIVE
+
+
+def visible_to(viewer, repo: Repository, username: str) -> bool:
+    return workspace_state(repo, username) not in INVISIBLE or can_see_hidden(viewer, repo, username)
+
+
+def visible_workspaces(viewer, repo: Repository) -> list[dict]:
+    """Users with workspace refs the viewer may see: refs, latest commit, last push, state;
+    most recently active first."""
+    from workspaces.browse import workspace_summary
+
+    rows = {w.user.username: w for w in Workspace.objects.filter(repository=repo).select_related("user")}
+    entries = []
+    for username, info in workspace_summary(repo).items():
+        row = rows.get(username)
+        state = row.state if row else WorkspaceState.ACTIVE
+        if state in INVISIBLE and not can_see_hidden(viewer, repo, username):
+            continue
+        entries.append({"username": username, "refs": info["refs"], "last_commit": info["last_commit"],
+                        "last_push": row.last_push_at if row else None, "state": state})
+    return sorted(entries, key=lambda e: e["last_commit"], reverse=True)

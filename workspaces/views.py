@@ -11,11 +11,8 @@ from django.shortcuts import redirect, render
 from repos import selectors as repo_selectors
 from repos.errors import InvalidInput, ServiceError
 from repos.git import is_valid_refname
-from repos.models import Role
 from workspaces import browse, selectors, services
-from workspaces.models import ProtectedBranch, Workspace, WorkspaceState
-
-INVISIBLE = (WorkspaceState.HIDDEN, WorkspaceState.TAKEN_DOWN)
+from workspaces.models import ProtectedBranch, Workspace
 
 
 def _repo(request, owner, name):
@@ -25,49 +22,27 @@ def _repo(request, owner, name):
     return repo
 
 
-def _can_see_hidden(request, repo, username: str) -> bool:
-    user = request.user
-    if user.is_authenticated and (user.username == username or user.is_staff):
-        return True
-    return repo_selectors.role_for(user, repo) == Role.ADMIN
-
-
-def _state_of(repo, username: str) -> str:
-    row = Workspace.objects.filter(repository=repo, user__username=username).values_list("state", flat=True).first()
-    return row or WorkspaceState.ACTIVE
-
-
 def workspaces_index(request, owner: str, name: str):
     repo = _repo(request, owner, name)
-    summary = browse.workspace_summary(repo)
-    rows = {w.user.username: w for w in Workspace.objects.filter(repository=repo).select_related("user")}
-    entries = []
-    for username, info in sorted(summary.items(), key=lambda kv: kv[1]["last_commit"], reverse=True):
-        row = rows.get(username)
-        state = row.state if row else WorkspaceState.ACTIVE
-        if state in INVISIBLE and not _can_see_hidden(request, repo, username):
-            continue
-        entries.append({"username": username, "refs": info["refs"], "last_commit": info["last_commit"],
-                        "last_push": row.last_push_at if row else None, "state": state})
+    entries = selectors.visible_workspaces(request.user, repo)
     return render(request, "workspaces/index.html", {"repo": repo, "entries": entries, "tab": "workspaces"})
 
 
 def workspace_user(request, owner: str, name: str, username: str):
     repo = _repo(request, owner, name)
-    state = _state_of(repo, username)
-    if state in INVISIBLE and not _can_see_hidden(request, repo, username):
+    if not selectors.visible_to(request.user, repo, username):
         raise Http404
     refs = browse.user_refs(repo, username)
     row = Workspace.objects.filter(repository=repo, user__username=username).first()
     return render(request, "workspaces/user.html", {
-        "repo": repo, "username": username, "refs": refs, "state": state, "workspace": row, "tab": "workspaces",
+        "repo": repo, "username": username, "refs": refs, "state": selectors.workspace_state(repo, username),
+        "workspace": row, "tab": "workspaces",
     })
 
 
 def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     repo = _repo(request, owner, name)
-    state = _state_of(repo, username)
-    if state in INVISIBLE and not _can_see_hidden(request, repo, username):
+    if not selectors.visible_to(request.user, repo, username):
         raise Http404
     ref = f"refs/users/{username}/{refname}"
     if not is_valid_refname(ref):

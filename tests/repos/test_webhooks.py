@@ -199,3 +199,32 @@ def test_webhook_api_is_admin_only(settings):
     assert stranger.delete(f"/api/v1/repos/own/p/hooks/{hook_id}").status_code == 403
     assert api.delete(f"/api/v1/repos/own/p/hooks/{hook_id}").status_code == 204
     assert repo.webhooks.count() == 0
+
+
+def test_webhook_settings_page(settings):
+    import re
+
+    from django.test import Client
+
+    from tests.factories import UserFactory
+
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+    owner = UserFactory(username="own")
+    repo = RepositoryFactory(owner=owner, name="p")
+    client = Client()
+    client.force_login(owner)
+    page = client.post("/own/p/settings/webhooks", {"url": "http://127.0.0.1:9/in", "include_workspaces": "on"},
+                       follow=True).content.decode()
+    assert re.search(r"<title>Settings · own/p</title>", page)
+    hook = repo.webhooks.get()
+    assert f'value="{hook.secret}"' in page  # shown once...
+    assert hook.secret not in client.get("/own/p/settings").content.decode()  # ...and not again
+    assert "http://127.0.0.1:9/in" in page and "No deliveries yet." in page
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+    page = client.post("/own/p/settings/webhooks", {"url": "http://10.1.2.3/x"}, follow=True).content.decode()
+    assert "non-public address" in page and repo.webhooks.count() == 1
+    client.post(f"/own/p/settings/webhooks/{hook.pk}/delete")
+    assert repo.webhooks.count() == 0
+    stranger = Client()
+    stranger.force_login(UserFactory())
+    assert stranger.post("/own/p/settings/webhooks", {"url": "http://127.0.0.1:9/in"}).status_code == 404
