@@ -11,6 +11,7 @@ and GitProcessResponse.close() kills and reaps git (Weblate's gitexport does the
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import re
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 
 SERVICES = {"git-upload-pack": "upload-pack", "git-receive-pack": "receive-pack"}
 CHUNK = 64 * 1024
+# git's output is relayed in large reads from a large pipe: fewer syscalls and fewer trips
+# through the WSGI server per MiB of a clone (bench/smart_http.py measures the effect).
+OUT_CHUNK = 1024 * 1024
+F_SETPIPE_SZ = 1031  # Linux fcntl; absent elsewhere, where the default pipe size stays
 # Git-Protocol is `version=2` plus optional `:`-separated key=value pairs; nothing else gets
 # through to git's environment.
 _PROTOCOL_RE = re.compile(r"^[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?(:[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?)*$")
@@ -220,6 +225,7 @@ class GitProcessResponse(StreamingHttpResponse):
         self._stderr_file = stderr_file
         self._finish_when_abandoned = finish_when_abandoned
         self._done = False
+        _grow_pipe(proc.stdout)
         super().__init__(self._stream(prefix), content_type=content_type)
         self["Cache-Control"] = "no-cache, max-age=0, must-revalidate"
         self["Pragma"] = "no-cache"
@@ -230,7 +236,7 @@ class GitProcessResponse(StreamingHttpResponse):
             yield prefix
         read = self._proc.stdout.read1
         while True:
-            chunk = read(CHUNK)
+            chunk = read(OUT_CHUNK)
             if not chunk:
                 break
             yield chunk
@@ -293,6 +299,12 @@ def _drain(pipe) -> None:
             pass
     except (OSError, ValueError):
         pass
+
+
+def _grow_pipe(pipe) -> None:
+    # Not Linux, or above /proc/sys/fs/pipe-max-size: the default size works too.
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, OUT_CHUNK)
 
 
 def _stderr_text(fh) -> str:
