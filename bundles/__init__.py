@@ -1,4 +1,2 @@
-"""Clone bundles: building, storage backends (file, S3), bundle lists, Celery tasks.
-
-Built in a later issue; settings already parse BUNDLE_STORAGE_URL / S3_ENDPOINT_URL.
-"""
+"""Clone bundles: building (build.py, packing.py), storage backends (storage.py: file; s3.py),
+bundle lists and objects (views.py), Celery tasks (tasks.py) after pushes (receivers.py)."""

@@ -4,5 +4,7 @@ urlpatterns = [
     path("api/v1/", include("repos.api.urls")),
     path("api/v1/", include("workspaces.api_urls")),
     path("", include("workspaces.urls")),
+    # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
+    path("", include("bundles.urls")),
     path("", include("repos.urls")),
 ]

@@ -21,10 +21,13 @@ def _isolated_storage(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("repos")
     settings.REPO_ROOT = root
+    bundle_root = tmp_path_factory.mktemp("bundles")
+    settings.BUNDLE_STORAGE_URL = f"file://{bundle_root}"
+    settings.BUNDLE_STORAGE = {"backend": "file", "path": str(bundle_root)}
     queue = f"test-{uuid.uuid4().hex[:12]}"
     app.conf.task_default_queue = queue
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
-    yield {"repo_root": root, "queue": queue}
+    yield {"repo_root": root, "queue": queue, "bundle_root": bundle_root}
     # Messages no worker consumed must not outlive the session (Redis is shared).
     # The queue may never have been declared, hence suppress.
     with app.connection_for_write() as conn, contextlib.suppress(Exception):
@@ -57,6 +60,8 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
         {
             "DATABASE_URL": url,
             "REPO_ROOT": str(_isolated_storage["repo_root"]),
+            "BUNDLE_STORAGE_URL": f"file://{_isolated_storage['bundle_root']}",
+            "S3_ENDPOINT_URL": "",
             "CELERY_QUEUE": _isolated_storage["queue"],
             "PYTHONUNBUFFERED": "1",
             # Low, so a test can see maintenance follow pushes.

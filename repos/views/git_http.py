@@ -20,14 +20,14 @@ from repos.tokens import authenticate_token
 REALM = 'Basic realm="hostsite"'
 
 
-def _text(status: int, message: str) -> HttpResponse:
+def text_response(status: int, message: str) -> HttpResponse:
     response = HttpResponse(message.rstrip("\n") + "\n", status=status, content_type="text/plain; charset=utf-8")
     if status == 401:
         response["WWW-Authenticate"] = REALM
     return response
 
 
-def _credentials(request):
+def git_credentials(request):
     """(user, token) from Basic <username>:<token>; (None, None) if none were sent.
 
     Raises GitHTTPError(401) for credentials that do not authenticate: account passwords
@@ -52,7 +52,7 @@ def _authorize(request, owner: str, name: str, service: str):
     """The repository and pusher for this request, or GitHTTPError with the status to send."""
     if service not in smarthttp.SERVICES.values():
         raise smarthttp.GitHTTPError(403, "Only the smart HTTP protocol is supported")
-    user, token = _credentials(request)
+    user, token = git_credentials(request)
     repo = selectors.repository_by_name(owner, name)
     if user is None:
         if repo is None or not repo.is_public or service == "receive-pack":
@@ -70,13 +70,13 @@ def info_refs(request, owner: str, name: str):
     service_param = request.GET.get("service", "")
     service = smarthttp.SERVICES.get(service_param)
     if service is None:
-        return _text(403, "Dumb HTTP is not served; use git 1.6.6 or newer")
+        return text_response(403, "Dumb HTTP is not served; use git 1.6.6 or newer")
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
         repo, pusher = _authorize(request, owner, name, service)
         return smarthttp.advertise(repo, service, pusher, protocol)
     except smarthttp.GitHTTPError as exc:
-        return _text(exc.status, exc.message)
+        return text_response(exc.status, exc.message)
 
 
 @csrf_exempt  # authenticated by token only, never by cookie: no cross-site request can push
@@ -85,10 +85,10 @@ def service_rpc(request, owner: str, name: str, service: str):
     service = smarthttp.SERVICES[service]
     expected = f"application/x-git-{service}-request"
     if request.content_type != expected:
-        return _text(415, f"Content-Type must be {expected}")
+        return text_response(415, f"Content-Type must be {expected}")
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding not in ("", "identity", "gzip", "x-gzip"):
-        return _text(415, f"Unsupported Content-Encoding {encoding!r}")
+        return text_response(415, f"Unsupported Content-Encoding {encoding!r}")
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
         repo, pusher = _authorize(request, owner, name, service)
@@ -99,8 +99,8 @@ def service_rpc(request, owner: str, name: str, service: str):
             protocol=protocol,
         )
     except smarthttp.GitHTTPError as exc:
-        return _text(exc.status, exc.message)
+        return text_response(exc.status, exc.message)
 
 
 def dumb_http(request, owner: str, name: str, rest: str):
-    return _text(404, "Not found: dumb HTTP is not served")
+    return text_response(404, "Not found: dumb HTTP is not served")

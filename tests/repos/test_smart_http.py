@@ -241,14 +241,18 @@ def test_client_killed_mid_push_leaves_no_record_and_no_process(live_server_url,
     git(env, "commit", "--quiet", "-m", "big", cwd=work)
     # Throttle the client's upload so it is surely mid-push when it dies.
     env_push = {**env, "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_1": "http.lowSpeedLimit", "GIT_CONFIG_VALUE_1": "0"}
-    client = subprocess.Popen(
-        ["git", "-C", str(work), "push", url(live_server_url, "/alice/project.git", "alice", token), "main"],
-        env=env_push, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
+    client_log = tmp_path / "client.log"
+    with open(client_log, "wb") as log:
+        client = subprocess.Popen(
+            ["git", "-C", str(work), "push", url(live_server_url, "/alice/project.git", "alice", token), "main"],
+            env=env_push, stdout=log, stderr=log, start_new_session=True,
+        )
+    # Generous: on a loaded machine the client may spend a while packing before it connects.
+    deadline = time.monotonic() + 180
     while not _receive_packs_for(project.disk_path) and time.monotonic() < deadline:
+        assert client.poll() is None, f"the push ended before receive-pack was seen: {client_log.read_text()}"
         time.sleep(0.05)
-    assert _receive_packs_for(project.disk_path), "receive-pack never started"
+    assert _receive_packs_for(project.disk_path), f"receive-pack never started: {client_log.read_text()}"
     os.killpg(client.pid, signal.SIGKILL)
     client.wait()
     deadline = time.monotonic() + 30

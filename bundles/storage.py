@@ -1,0 +1,141 @@
+"""Where bundle objects live, behind one interface.
+
+Keys are content-addressed (`<sha256>.bundle`, `<sha256>.zst.bundle`), so writing an object
+that already exists is a no-op and a key never names two contents (mozilla's
+generate_hg_s3_bundles.py names its bundles the same way). The filesystem backend is the
+embedded default and is served by the app (bundles.views.bundle_object).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from django.conf import settings
+
+CONTENT_TYPE = "application/x-git-bundle"
+IMMUTABLE = "public, max-age=31536000, immutable"
+_KEY = re.compile(r"[0-9a-f]{64}(\.zst)?\.bundle")
+CHUNK = 1024 * 1024
+
+
+class StorageError(Exception):
+    """The store could not be reached or refused the operation (lists then omit bundles)."""
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    size: int
+    sha256: str
+
+
+def valid_key(key: str) -> bool:
+    return bool(_KEY.fullmatch(key))
+
+
+def file_digest(path: Path) -> StoredObject:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return StoredObject(size, digest.hexdigest())
+
+
+class BundleStorage(Protocol):
+    def put(self, key: str, path: Path, *, content_type: str, content_encoding: str | None) -> None: ...
+    def size(self, key: str) -> int | None: ...
+    def digest(self, key: str) -> StoredObject | None: ...
+    def delete(self, key: str) -> None: ...
+    def url(self, key: str, *, base_url: str, private: bool = False) -> str: ...
+
+
+class FileStorage:
+    """Objects under one directory; the app serves them, so url() points back at the app."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        if not valid_key(key):  # keys reach the filesystem: nothing but our own names
+            raise StorageError(f"invalid bundle key {key!r}")
+        return self.root / key
+
+    def put(self, key: str, path: Path, *, content_type: str = CONTENT_TYPE, content_encoding=None) -> None:
+        # content_type / content_encoding are not stored: the view derives them from the
+        # Bundle row (the flavor), as S3 stores them with the object.
+        final = self.path(key)
+        self.root.mkdir(parents=True, exist_ok=True)
+        # Written even when the key exists: a damaged object of the same name is replaced,
+        # and readers keep the inode they opened.
+        # A temporary name in the same directory, fsynced, then renamed: a reader never sees
+        # a partial object, and a crash leaves only a `.tmp-*` file behind.
+        tmp = self.root / f".tmp-{uuid.uuid4().hex}"
+        try:
+            with open(path, "rb") as src, open(tmp, "wb") as dst:
+                while chunk := src.read(CHUNK):
+                    dst.write(chunk)
+                dst.flush()
+                os.fsync(dst.fileno())
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        dir_fd = os.open(self.root, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the rename itself survives a power cut
+        finally:
+            os.close(dir_fd)
+
+    def size(self, key: str) -> int | None:
+        try:
+            return self.path(key).stat().st_size
+        except FileNotFoundError:
+            return None
+
+    def digest(self, key: str) -> StoredObject | None:
+        try:
+            return file_digest(self.path(key))
+        except FileNotFoundError:
+            return None
+
+    def delete(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+
+    def open(self, key: str) -> BinaryIO:
+        return open(self.path(key), "rb")
+
+    def url(self, key: str, *, base_url: str, private: bool = False) -> str:
+        # Private or not, the app serves it after its own access check (bundles.views).
+        return f"{base_url.rstrip('/')}/bundles/{key}"
+
+
+def get_storage() -> BundleStorage:
+    config = settings.BUNDLE_STORAGE
+    if config["backend"] == "file":
+        return FileStorage(config["path"])
+    if config["backend"] == "s3":
+        from bundles.s3 import S3Storage
+
+        return S3Storage(bucket=config["bucket"], prefix=config["prefix"], endpoint_url=config["endpoint_url"])
+    raise StorageError(f"unknown bundle storage backend {config['backend']!r}")
+
+
+def scratch_dir(repo_id: int) -> Path:
+    """A private temporary directory for one build, on the same disk as VAR_DIR.
+
+    Directories a killed build of the same repository left behind are removed first: the
+    caller holds the repository's lock, so no live build is using them.
+    """
+    base = Path(settings.VAR_DIR) / "tmp"
+    base.mkdir(parents=True, exist_ok=True)
+    for leftover in base.glob(f"bundle-{repo_id}-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"bundle-{repo_id}-", dir=base))

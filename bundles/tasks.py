@@ -1,0 +1,29 @@
+"""Thin Celery tasks: take ids, load rows, call a service."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from celery import shared_task
+from django.conf import settings
+
+from bundles import services
+from bundles.storage import StorageError
+from repos.git import GitTimeout
+from repos.models import Repository
+
+
+@shared_task(
+    bind=True, acks_late=True, ignore_result=True, max_retries=5,
+    autoretry_for=(GitTimeout, StorageError), retry_backoff=60,
+)
+def build_bundles(self, repo_id: int, requested_at: float | None = None) -> str:
+    repo = Repository.objects.filter(pk=repo_id).select_related("owner").first()
+    if repo is None:
+        return "gone"
+    when = datetime.fromtimestamp(requested_at, tz=UTC) if requested_at is not None else None
+    result = services.bundles_build(repo=repo, requested_at=when)
+    if result.status == "busy" and requested_at is not None:
+        # The running build may have started before this push: come back after it.
+        raise self.retry(countdown=max(settings.BUNDLE_DEBOUNCE_SECONDS, 10))
+    return f"{result.status}: {result.detail}" if result.detail else result.status

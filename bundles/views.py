@@ -1,0 +1,190 @@
+"""The bundle list git reads (`--bundle-uri`) and, for the file backend, the objects.
+
+Access is decided as for git over HTTP (repos.views.git_http): anonymous requests for a
+repository that is not public get 401 with a Basic challenge, so existence does not leak and
+git asks for credentials; a signed-in user without read access gets 404.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from django.db import transaction
+from django.http import HttpResponse, StreamingHttpResponse
+from django.views.decorators.http import require_GET
+
+from bundles import build, selectors
+from bundles.models import Flavor
+from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, StorageError, get_storage, valid_key
+from repos import selectors as repo_selectors
+from repos.smarthttp import GitHTTPError
+from repos.views.git_http import git_credentials, text_response
+
+log = logging.getLogger(__name__)
+
+
+def accepts_zstd(header: str) -> bool:
+    """True if Accept-Encoding names zstd (or *) with a non-zero q."""
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() not in ("zstd", "*"):
+            continue
+        match = re.search(r"q\s*=\s*([0-9.]+)", params)
+        try:
+            if match is None or float(match[1]) > 0:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _readable(request, owner: str, name: str):
+    user, _token = git_credentials(request)
+    repo = repo_selectors.repository_by_name(owner, name)
+    if user is None:
+        if repo is None or not repo.is_public:
+            raise GitHTTPError(401, "Authentication required")
+        return repo
+    if repo is None or not repo_selectors.can_read(user, repo):
+        raise GitHTTPError(404, "Repository not found")
+    return repo
+
+
+def render_list(entries: list[tuple[str, str, int]]) -> str:
+    """git's bundle list (Documentation/technical/bundle-uri.txt), config format."""
+    lines = ["[bundle]", "\tversion = 1", "\tmode = all", "\theuristic = creationToken"]
+    for list_id, uri, token in entries:
+        lines += [f'[bundle "{list_id}"]', f"\turi = {uri}", f"\tcreationToken = {token}"]
+    return "\n".join(lines) + "\n"
+
+
+def _listed_entries(request, repo, flavor: str) -> list[tuple[str, str, int]]:
+    storage = get_storage()
+    # Absolute: git 2.39 does not resolve relative URIs in a bundle list.
+    base_url = request.build_absolute_uri("/")
+    entries = []
+    for bundle in selectors.current_generation(repo.pk, flavor):
+        try:
+            present = storage.size(bundle.storage_key) == bundle.size
+        except StorageError:
+            # Storage is down: advertise nothing, and clones come from the server as before.
+            log.exception("bundle storage unreachable; listing no bundles for %s", repo.full_name)
+            return []
+        if not present:
+            build.drop_from(repo.pk, bundle.creation_token, reason=f"{bundle.storage_key} missing at listing")
+            from bundles.tasks import build_bundles
+
+            transaction.on_commit(lambda: build_bundles.delay(repo.pk))
+            break
+        uri = storage.url(bundle.storage_key, base_url=base_url, private=not repo.is_public)
+        entries.append((bundle.list_id, uri, bundle.creation_token))
+    return entries
+
+
+@require_GET
+def bundle_list(request, owner: str, name: str):
+    try:
+        repo = _readable(request, owner, name)
+    except GitHTTPError as exc:
+        return text_response(exc.status, exc.message)
+    zstd = accepts_zstd(request.META.get("HTTP_ACCEPT_ENCODING", ""))
+    body = render_list(_listed_entries(request, repo, Flavor.ZSTD if zstd else Flavor.STANDARD))
+    response = HttpResponse(body, content_type="text/plain; charset=utf-8")
+    response["Vary"] = "Accept-Encoding, Authorization"
+    # Lists change with every build; the objects they name never do.
+    response["Cache-Control"] = "no-cache" if repo.is_public else "private, no-cache"
+    return response
+
+
+def _may_read_object(request, rows) -> tuple[bool, bool]:
+    """(allowed, public). An object may belong to several repositories (content-addressed):
+    public if any of them is, otherwise readable with read access to any of them."""
+    repos = {row.repository_id: row.repository for row in rows}.values()
+    if any(repo.is_public for repo in repos):
+        return True, True
+    user, _token = git_credentials(request)
+    if user is None:
+        raise GitHTTPError(401, "Authentication required")
+    return any(repo_selectors.can_read(user, repo) for repo in repos), False
+
+
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+
+
+def parse_range(header: str, size: int) -> tuple[int, int] | None:
+    """(first, last) byte of a single satisfiable range; None to send the whole object.
+
+    Raises ValueError for a range that cannot be satisfied (416). Several ranges are answered
+    with the whole object, which RFC 9110 allows.
+    """
+    match = _RANGE.fullmatch(header.strip())
+    if match is None or (not match[1] and not match[2]):
+        return None
+    if match[1]:
+        first = int(match[1])
+        last = min(int(match[2]), size - 1) if match[2] else size - 1
+        if match[2] and int(match[2]) < first:
+            return None
+        if first >= size:
+            raise ValueError("range starts past the end")
+        return first, last
+    suffix = int(match[2])
+    if suffix == 0 or size == 0:
+        raise ValueError("empty suffix range")
+    return max(0, size - suffix), size - 1
+
+
+def _stream(fh, first: int, length: int):
+    try:
+        fh.seek(first)
+        while length > 0:
+            chunk = fh.read(min(CHUNK, length))
+            if not chunk:
+                return
+            length -= len(chunk)
+            yield chunk
+    finally:
+        fh.close()
+
+
+@require_GET  # HEAD too: Django's require_GET allows it
+def bundle_object(request, key: str):
+    storage = get_storage()
+    if not valid_key(key) or not isinstance(storage, FileStorage):
+        return text_response(404, "Not found")
+    rows = list(selectors.rows_for_key(key))
+    if not rows:
+        return text_response(404, "Not found")
+    try:
+        allowed, public = _may_read_object(request, rows)
+    except GitHTTPError as exc:
+        return text_response(exc.status, exc.message)
+    if not allowed:
+        return text_response(404, "Not found")
+    try:
+        fh = storage.open(key)
+    except FileNotFoundError:
+        return text_response(404, "Not found")
+    size = storage.size(key) or 0
+    try:
+        wanted = parse_range(request.META.get("HTTP_RANGE", ""), size)
+    except ValueError:
+        fh.close()
+        response = text_response(416, "Range Not Satisfiable")
+        response["Content-Range"] = f"bytes */{size}"
+        return response
+    first, last = wanted if wanted else (0, size - 1)
+    response = StreamingHttpResponse(
+        _stream(fh, first, last - first + 1), status=206 if wanted else 200, content_type=CONTENT_TYPE
+    )
+    response["Content-Length"] = str(last - first + 1)
+    if wanted:
+        response["Content-Range"] = f"bytes {first}-{last}/{size}"
+    response["Accept-Ranges"] = "bytes"
+    if key.endswith(".zst.bundle"):
+        # git (through curl) decodes this itself; the stored bytes are the zstd frame.
+        response["Content-Encoding"] = "zstd"
+    # A key names one content forever; a private object must not sit in shared caches.
+    response["Cache-Control"] = IMMUTABLE if public else "private, no-store"
+    return response

@@ -1,0 +1,209 @@
+"""The build service, in-process, on real repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from unittest import mock
+
+import pytest
+import zstandard
+
+from bundles import build, locking, packing, services
+from bundles.models import BuildState, Bundle, BundleBuild, BundleLock, BundleState, Flavor, Kind
+from bundles.storage import file_digest
+from repos.models import Push, RefUpdate
+from tests.bundles.conftest import add_commits, refs_of
+from tests.factories import RepositoryFactory
+from tests.gitutil import git
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def repo(git_home, tmp_path):
+    repo = RepositoryFactory()
+    add_commits(repo.disk_path, tmp_path / "work", git_home, 3, tag="v1")
+    # A workspace ref, which no bundle may carry.
+    head = git(git_home, "--git-dir", str(repo.disk_path), "rev-parse", "main").stdout.strip()
+    git(git_home, "--git-dir", str(repo.disk_path), "update-ref", "refs/users/zoe/topic", head)
+    return repo
+
+
+def published(repo, flavor=Flavor.STANDARD):
+    return list(Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED, flavor=flavor)
+                .order_by("creation_token"))
+
+
+def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
+    """Apply bundles in order to a fresh repository, as a client does; its refs afterwards."""
+    target = tmp_path / "client.git"
+    git(env, "init", "--bare", "--quiet", str(target))
+    listed = {}
+    for row in rows:
+        path = store / row.storage_key
+        if row.flavor == Flavor.ZSTD:
+            plain = tmp_path / f"{row.pk}.bundle"
+            packing.decompress_zstd(path, plain)
+            path = plain
+        out = git(env, "--git-dir", str(target), "bundle", "unbundle", str(path)).stdout
+        listed.update(dict(reversed(line.split(" ", 1)) for line in out.splitlines()))
+    for ref, oid in listed.items():
+        git(env, "--git-dir", str(target), "update-ref", ref, oid)
+    git(env, "--git-dir", str(target), "fsck", "--no-progress")
+    return listed
+
+
+def test_base_bundle_has_canonical_refs_only_in_both_flavors(repo, bundle_store, git_home, tmp_path):
+    result = services.bundles_build(repo=repo)
+    assert result.status == "built" and result.outcome.kind == Kind.BASE
+    standard, = published(repo)
+    zstd, = published(repo, Flavor.ZSTD)
+    canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
+    assert standard.tips == zstd.tips == canonical
+    assert not any(ref.startswith("refs/users/") for ref in standard.tips)
+    assert standard.commit_count == 3 and standard.prerequisites == []
+    for row in (standard, zstd):
+        assert (row.size, row.sha256) == tuple(file_digest(bundle_store / row.storage_key).__dict__.values())
+        assert row.storage_key.startswith(row.sha256)
+    assert zstd.storage_key.endswith(".zst.bundle")
+    with open(bundle_store / zstd.storage_key, "rb") as fh:
+        raw = zstandard.ZstdDecompressor().stream_reader(fh).read(16)
+    assert raw == packing.BUNDLE_SIGNATURE
+    assert (bundle_store / standard.storage_key).read_bytes().startswith(packing.BUNDLE_SIGNATURE)
+    assert unbundle_chain(git_home, tmp_path, [zstd], bundle_store) == canonical
+    assert BundleBuild.objects.get(repository=repo).state == BuildState.SUCCEEDED
+    assert not locking.is_claimed(repo.pk)
+    # Nothing changed: nothing to build.
+    assert services.bundles_build(repo=repo).status == "skipped"
+
+
+def test_incrementals_then_collapse(repo, bundle_store, git_home, tmp_path, settings):
+    settings.BUNDLE_COLLAPSE_COUNT = 2
+    settings.BUNDLE_COLLAPSE_FRACTION = 100.0
+    services.bundles_build(repo=repo)
+    work = tmp_path / "work"
+    add_commits(repo.disk_path, work, git_home, 2)
+    first = services.bundles_build(repo=repo).outcome
+    assert first.kind == Kind.INCREMENTAL
+    add_commits(repo.disk_path, work, git_home, 1, branch="next", tag="v2")
+    second = services.bundles_build(repo=repo).outcome
+    assert second.kind == Kind.INCREMENTAL and second.creation_token > first.creation_token
+
+    rows = published(repo)
+    assert [r.kind for r in rows] == [Kind.BASE, Kind.INCREMENTAL, Kind.INCREMENTAL]
+    assert rows[1].commit_count == 2 and rows[1].prerequisites and set(rows[1].tips) == {"refs/heads/main"}
+    assert set(rows[2].tips) == {"refs/heads/next", "refs/tags/v2"}
+    canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
+    assert unbundle_chain(git_home, tmp_path / "std", rows, bundle_store) == canonical
+    assert unbundle_chain(git_home, tmp_path / "zst", published(repo, Flavor.ZSTD), bundle_store) == canonical
+
+    # A third incremental would exceed BUNDLE_COLLAPSE_COUNT: a new base replaces them all.
+    add_commits(repo.disk_path, work, git_home, 1)
+    assert services.bundles_build(repo=repo).outcome.kind == Kind.BASE
+    rows = published(repo)
+    assert [r.kind for r in rows] == [Kind.BASE] and rows[0].commit_count == 7
+    assert Bundle.objects.filter(repository=repo, state=BundleState.DELETED).count() == 6
+    # Superseded objects stay for the grace period, then go.
+    old = Bundle.objects.filter(repository=repo, state=BundleState.DELETED).first()
+    assert (bundle_store / old.storage_key).exists()
+    settings.BUNDLE_DELETE_GRACE = build.timezone.timedelta(0)
+    assert build.prune(build.get_storage(), repo=repo) == 6
+    assert not (bundle_store / old.storage_key).exists()
+    assert (bundle_store / rows[0].storage_key).exists()
+
+
+def test_collapse_on_size_fraction(repo, bundle_store, git_home, tmp_path, settings):
+    settings.BUNDLE_COLLAPSE_FRACTION = 0.01
+    services.bundles_build(repo=repo)
+    add_commits(repo.disk_path, tmp_path / "work", git_home, 1)
+    assert services.bundles_build(repo=repo).outcome.kind == Kind.INCREMENTAL
+    add_commits(repo.disk_path, tmp_path / "work", git_home, 1)
+    assert services.bundles_build(repo=repo).outcome.kind == Kind.BASE
+
+
+def test_failure_mid_build_lists_nothing_and_releases_the_lock(repo, bundle_store):
+    def boom():
+        raise RuntimeError("injected: worker died")
+
+    build.FAILPOINTS["before-publish"] = boom
+    with pytest.raises(RuntimeError, match="injected"):
+        services.bundles_build(repo=repo)
+    assert published(repo) == [] and published(repo, Flavor.ZSTD) == []
+    assert Bundle.objects.filter(repository=repo, state=BundleState.BUILDING).count() == 2
+    run = BundleBuild.objects.get(repository=repo)
+    assert run.state == BuildState.FAILED and "injected" in run.error
+    assert not locking.is_claimed(repo.pk)
+
+    build.FAILPOINTS.clear()
+    assert services.bundles_build(repo=repo).status == "built"
+    assert len(published(repo)) == 1 and len(published(repo, Flavor.ZSTD)) == 1
+    assert not Bundle.objects.filter(repository=repo, state=BundleState.BUILDING).exists()
+
+
+def test_dead_holder_is_taken_over_and_live_one_is_not(repo, bundle_store):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    BundleLock.objects.create(repository=repo, claimed_at=build.timezone.now(),
+                              claimed_by=f"{os.uname().nodename}:{dead.pid}:x")
+    BundleBuild.objects.create(repository=repo, state=BuildState.RUNNING)
+    assert services.bundles_build(repo=repo).status == "built"
+    assert BundleBuild.objects.filter(repository=repo, state=BuildState.FAILED).count() == 1
+
+    BundleLock.objects.filter(pk=repo.pk).update(
+        claimed_at=build.timezone.now(), claimed_by=f"{os.uname().nodename}:{os.getppid()}:y"
+    )
+    assert services.bundles_build(repo=repo).status == "busy"
+    BundleLock.objects.filter(pk=repo.pk).update(claimed_by="elsewhere:1:z")
+    assert services.bundles_build(repo=repo).status == "busy"
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_damaged_object_is_dropped_and_rebuilt(repo, bundle_store, git_home, tmp_path, damage):
+    services.bundles_build(repo=repo)
+    add_commits(repo.disk_path, tmp_path / "work", git_home, 1)
+    services.bundles_build(repo=repo)
+    base, inc = published(repo, Flavor.ZSTD)
+    path = bundle_store / inc.storage_key
+    if damage == "missing":
+        path.unlink()
+    else:
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    result = services.bundles_build(repo=repo, deep_audit=True)
+    assert result.outcome.kind == Kind.INCREMENTAL and "dropping" in result.detail
+    rows = published(repo, Flavor.ZSTD)
+    assert rows[0].pk == base.pk and rows[1].pk != inc.pk
+    assert Bundle.objects.get(pk=inc.pk).state == BundleState.DELETED
+    canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
+    assert unbundle_chain(git_home, tmp_path, rows, bundle_store) == canonical
+
+
+def test_empty_repository_builds_nothing(bundle_store):
+    repo = RepositoryFactory()
+    assert services.bundles_build(repo=repo).status == "skipped"
+    assert not Bundle.objects.filter(repository=repo).exists()
+
+
+def test_later_build_covers_an_earlier_request(repo, bundle_store):
+    requested = build.timezone.now()
+    services.bundles_build(repo=repo)
+    result = services.bundles_build(repo=repo, requested_at=requested)
+    assert result.status == "skipped" and "covers" in result.detail
+
+
+def test_receiver_enqueues_only_for_canonical_refs(repo, settings):
+    from repos.signals import push_recorded
+
+    settings.BUNDLE_DEBOUNCE_SECONDS = 7
+    workspace_push = Push.objects.create(repository=repo, pusher_name="zoe", touches_workspace=True)
+    RefUpdate.objects.create(push=workspace_push, ref="refs/users/zoe/x", old="0" * 40, new="1" * 40)
+    branch_push = Push.objects.create(repository=repo, pusher_name="zoe")
+    RefUpdate.objects.create(push=branch_push, ref="refs/heads/main", old="0" * 40, new="1" * 40)
+    with mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue:
+        push_recorded.send(sender=Push, push_id=workspace_push.pk, repository_id=repo.pk)
+        assert not enqueue.called
+        push_recorded.send(sender=Push, push_id=branch_push.pk, repository_id=repo.pk)
+    (args,), kwargs = enqueue.call_args
+    assert args[0] == repo.pk and kwargs == {"countdown": 7}
