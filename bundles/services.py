@@ -58,3 +58,22 @@ def bundles_build(*, repo: Repository, requested_at: datetime | None = None, dee
         return RunResult("built" if outcome.kind else "skipped", outcome.reason, outcome)
     finally:
         locking.release(repo.pk, me)
+
+
+def repositories_due_for_bundles():
+    from django.db.models import Exists, Max, OuterRef, Q
+
+    from repos.models import RefUpdate
+
+    last_start = BundleBuild.objects.filter(repository=OuterRef("pk")).values("repository").annotate(
+        m=Max("started_at")
+    ).values("m")
+    canonical_since = RefUpdate.objects.filter(
+        push__repository=OuterRef("pk"), push__created_at__gt=OuterRef("last_build")
+    ).filter(Q(ref__startswith="refs/heads/") | Q(ref__startswith="refs/tags/"))
+    never_built = ~Exists(BundleBuild.objects.filter(repository=OuterRef("pk")))
+    return (
+        Repository.objects.annotate(last_build=last_start[:1])
+        .filter(never_built | Exists(canonical_since))
+        .order_by("pk")
+    )

@@ -27,3 +27,13 @@ def build_bundles(self, repo_id: int, requested_at: float | None = None) -> str:
         # The running build may have started before this push: come back after it.
         raise self.retry(countdown=max(settings.BUNDLE_DEBOUNCE_SECONDS, 10))
     return f"{result.status}: {result.detail}" if result.detail else result.status
+
+
+@shared_task(ignore_result=True)
+def schedule_bundle_builds() -> int:
+    """Periodic (Celery beat): build for repositories never built, or pushed to canonical refs
+    since their last build started. Catches pushes whose debounced build was lost."""
+    ids = list(services.repositories_due_for_bundles().values_list("pk", flat=True)[:1000])
+    for repo_id in ids:
+        build_bundles.delay(repo_id)
+    return len(ids)

@@ -158,6 +158,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "repos.tasks.schedule_maintenance",
         "schedule": timedelta(minutes=env_int("MAINTENANCE_SCHEDULE_MINUTES", 60, minimum=1)),
     },
+    "schedule-bundle-builds": {
+        "task": "bundles.tasks.schedule_bundle_builds",
+        "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
+    },
 }
 
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.

@@ -56,6 +56,8 @@ def repository(request, owner: str, name: str):
     refs = browse.refs(path)
     commits = browse.recent_commits(path, repo.default_branch) if refs else []
     clone_url = request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git")
+    # Served by the bundles app; an empty list is valid, so the command always works.
+    bundle_list_url = f"{clone_url}/bundle-list"
     return render(
         request,
         "repos/repository.html",
@@ -65,6 +67,7 @@ def repository(request, owner: str, name: str):
             "tags": [r for r in refs if r.kind == "tag"],
             "commits": commits,
             "clone_url": clone_url,
+            "bundle_list_url": bundle_list_url,
             "is_admin": selectors.can_admin(request.user, repo),
             "role": selectors.role_for(request.user, repo),
         },

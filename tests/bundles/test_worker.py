@@ -96,3 +96,18 @@ def test_worker_killed_mid_build(live_env, live_server_url, bundle_store, git_ho
     assert list(BundleBuild.objects.filter(repository=repo).order_by("id").values_list("state", flat=True)) == [
         BuildState.FAILED, BuildState.SUCCEEDED
     ]
+
+
+def test_schedule_picks_never_built_and_pushed_repositories(world, bundle_store):
+    due = set(services.repositories_due_for_bundles().values_list("pk", flat=True))
+    assert world.repo.pk in due  # never built
+    services.bundles_build(repo=world.repo)
+    assert world.repo.pk not in set(services.repositories_due_for_bundles().values_list("pk", flat=True))
+    alice = world.add("alice")
+    alice.commit("workspace only")
+    assert alice.push("HEAD:refs/users/alice/x").returncode == 0
+    assert world.repo.pk not in set(services.repositories_due_for_bundles().values_list("pk", flat=True))
+    world.owner.commit("canonical")
+    assert world.owner.push("main").returncode == 0
+    assert world.repo.pk in set(services.repositories_due_for_bundles().values_list("pk", flat=True))
+    assert BundleBuild.objects.filter(repository=world.repo).count() == 1

@@ -130,6 +130,7 @@ def test_repository_page_escapes_everything(tmp_path, git_home):
     assert '<img src=x onerror="alert(1)">' not in page
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page
     assert "v1" in page
+    assert "git clone --bundle-uri=http://testserver/dana/xss.git/bundle-list http://testserver/dana/xss.git" in page
 
 
 def test_private_repository_is_404_for_outsiders():
