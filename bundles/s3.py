@@ -91,6 +91,10 @@ class S3Storage:
         except (BotoCoreError, ClientError) as exc:
             raise StorageError(f"DELETE {key} failed: {exc}") from exc
 
+    def public_path(self, key: str) -> str:
+        """The object's path below a base URL that mirrors the bucket (a CDN, a regional endpoint)."""
+        return self._name(key)
+
     def url(self, key: str, *, base_url: str = "", private: bool = False) -> str:
         """Public repositories: the object's plain URL (the bucket or its CDN serves it).
         Private ones: a pre-signed URL, handed out only in an access-checked bundle list."""

@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ class BundleStorage(Protocol):
     def digest(self, key: str) -> StoredObject | None: ...
     def delete(self, key: str) -> None: ...
     def url(self, key: str, *, base_url: str, private: bool = False) -> str: ...
+
+    def public_path(self, key: str) -> str: ...
 
 
 class FileStorage:
@@ -114,7 +117,11 @@ class FileStorage:
 
     def url(self, key: str, *, base_url: str, private: bool = False) -> str:
         # Private or not, the app serves it after its own access check (bundles.views).
-        return f"{base_url.rstrip('/')}/bundles/{key}"
+        return f"{base_url.rstrip('/')}/{self.public_path(key)}"
+
+    def public_path(self, key: str) -> str:
+        """The object's path below a base URL that mirrors this storage (a CDN in front)."""
+        return f"bundles/{key}"
 
 
 def get_storage() -> BundleStorage:
@@ -131,11 +138,29 @@ def get_storage() -> BundleStorage:
 def scratch_dir(repo_id: int) -> Path:
     """A private temporary directory for one build, on the same disk as VAR_DIR.
 
-    Directories a killed build of the same repository left behind are removed first: the
-    caller holds the repository's lock, so no live build is using them.
+    Named after the repository, this host and this process, so leftovers of a killed build are
+    recognisable: those of a process that no longer runs on this host are removed first. A
+    directory of a live process is never touched, whatever shares VAR_DIR (another test run, a
+    second worker).
     """
     base = Path(settings.VAR_DIR) / "tmp"
     base.mkdir(parents=True, exist_ok=True)
-    for leftover in base.glob(f"bundle-{repo_id}-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"bundle-{repo_id}-", dir=base))
+    host = socket.gethostname().replace("-", "_")
+    for leftover in base.glob(f"bundle-{repo_id}-{host}-*"):
+        try:
+            pid = int(leftover.name.split("-")[3])
+        except (IndexError, ValueError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(leftover, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"bundle-{repo_id}-{host}-{os.getpid()}-", dir=base))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -7,9 +7,11 @@ git asks for credentials; a signed-in user without read access gets 404.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 
+from django.conf import settings
 from django.db import transaction
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
@@ -18,6 +20,7 @@ from bundles import build, selectors
 from bundles.models import Flavor
 from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, StorageError, get_storage, valid_key
 from repos import selectors as repo_selectors
+from repos import transfers
 from repos.smarthttp import GitHTTPError
 from repos.views.git_http import git_credentials, text_response
 
@@ -51,6 +54,19 @@ def _readable(request, owner: str, name: str):
     return repo
 
 
+def _route_for(address: str) -> str | None:
+    """The base URL for this client from BUNDLE_BASE_URLS (public bundles only: private ones
+    are served after an access check or through short-lived signed URLs)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    for network, base in settings.BUNDLE_BASE_URLS:
+        if ip.version == network.version and ip in network:
+            return base
+    return None
+
+
 def render_list(entries: list[tuple[str, str, int]]) -> str:
     """git's bundle list (Documentation/technical/bundle-uri.txt), config format."""
     lines = ["[bundle]", "\tversion = 1", "\tmode = all", "\theuristic = creationToken"]
@@ -59,27 +75,34 @@ def render_list(entries: list[tuple[str, str, int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _listed_entries(request, repo, flavor: str) -> list[tuple[str, str, int]]:
+def _listed_entries(request, repo, flavor: str) -> tuple[list[tuple[str, str, int]], int]:
+    """The list's (id, uri, creationToken) entries, and the bytes they add up to."""
     storage = get_storage()
     # Absolute: git 2.39 does not resolve relative URIs in a bundle list.
     base_url = request.build_absolute_uri("/")
     entries = []
+    total = 0
     for bundle in selectors.current_generation(repo.pk, flavor):
         try:
             present = storage.size(bundle.storage_key) == bundle.size
         except StorageError:
             # Storage is down: advertise nothing, and clones come from the server as before.
             log.exception("bundle storage unreachable; listing no bundles for %s", repo.full_name)
-            return []
+            return [], 0
         if not present:
             build.drop_from(repo.pk, bundle.creation_token, reason=f"{bundle.storage_key} missing at listing")
             from bundles.tasks import build_bundles
 
             transaction.on_commit(lambda: build_bundles.delay(repo.pk))
             break
-        uri = storage.url(bundle.storage_key, base_url=base_url, private=not repo.is_public)
+        route = None if not repo.is_public else _route_for(request.META.get("REMOTE_ADDR", ""))
+        if route:
+            uri = route + storage.public_path(bundle.storage_key)
+        else:
+            uri = storage.url(bundle.storage_key, base_url=base_url, private=not repo.is_public)
         entries.append((bundle.list_id, uri, bundle.creation_token))
-    return entries
+        total += bundle.size
+    return entries, total
 
 
 @require_GET
@@ -89,7 +112,11 @@ def bundle_list(request, owner: str, name: str):
     except GitHTTPError as exc:
         return text_response(exc.status, exc.message)
     zstd = accepts_zstd(request.META.get("HTTP_ACCEPT_ENCODING", ""))
-    body = render_list(_listed_entries(request, repo, Flavor.ZSTD if zstd else Flavor.STANDARD))
+    entries, listed_bytes = _listed_entries(request, repo, Flavor.ZSTD if zstd else Flavor.STANDARD)
+    # What clients were sent to fetch from bundles: the offload figure's measure for storage
+    # the app never sees (S3, a CDN). Objects the app serves itself are counted exactly too.
+    transfers.add(repo.pk, bundle_list_requests=1, bundle_bytes_listed=listed_bytes)
+    body = render_list(entries)
     response = HttpResponse(body, content_type="text/plain; charset=utf-8")
     response["Vary"] = "Accept-Encoding, Authorization"
     # Lists change with every build; the objects they name never do.
@@ -135,7 +162,8 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
     return max(0, size - suffix), size - 1
 
 
-def _stream(fh, first: int, length: int):
+def _stream(fh, first: int, length: int, repo_id: int):
+    sent = 0
     try:
         fh.seek(first)
         while length > 0:
@@ -143,9 +171,11 @@ def _stream(fh, first: int, length: int):
             if not chunk:
                 return
             length -= len(chunk)
+            sent += len(chunk)
             yield chunk
     finally:
         fh.close()
+        transfers.add(repo_id, bundle_bytes_served=sent)
 
 
 @require_GET  # HEAD too: Django's require_GET allows it
@@ -176,7 +206,7 @@ def bundle_object(request, key: str):
         return response
     first, last = wanted if wanted else (0, size - 1)
     response = StreamingHttpResponse(
-        _stream(fh, first, last - first + 1), status=206 if wanted else 200, content_type=CONTENT_TYPE
+        _stream(fh, first, last - first + 1, rows[0].repository_id), status=206 if wanted else 200, content_type=CONTENT_TYPE
     )
     response["Content-Length"] = str(last - first + 1)
     if wanted:

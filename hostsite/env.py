@@ -112,3 +112,25 @@ def bundle_storage_config(url: str, endpoint_url: str | None) -> dict:
             "endpoint_url": endpoint_url or None,
         }
     raise ImproperlyConfigured(f"BUNDLE_STORAGE_URL must be a file:// or s3:// URL, got {url!r}")
+
+
+def cidr_url_table(value: str | None, *, name: str = "BUNDLE_BASE_URLS") -> list[tuple[object, str]]:
+    """`CIDR=URL` pairs, separated by commas or whitespace, most specific first.
+
+    hg.mozilla.org serves same-region S3 to EC2 clients and the CDN to everyone else; this is
+    that table: the first network containing the client's address picks the base URL.
+    """
+    import ipaddress
+
+    table = []
+    for item in (value or "").replace(",", " ").split():
+        cidr, sep, url = item.partition("=")
+        parts = urlsplit(url)
+        if not sep or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ImproperlyConfigured(f"{name}: expected CIDR=https://base/ pairs, got {item!r}")
+        try:
+            network = ipaddress.ip_network(cidr.strip(), strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {cidr!r} is not a network in CIDR notation") from None
+        table.append((network, url.rstrip("/") + "/"))
+    return sorted(table, key=lambda entry: entry[0].prefixlen, reverse=True)

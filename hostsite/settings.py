@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from hostsite.env import (
     broker_url,
     bundle_storage_config,
+    cidr_url_table,
     database_config,
     env_bool,
     env_int,
@@ -187,6 +188,10 @@ BUNDLE_DEBOUNCE_SECONDS = env_int("BUNDLE_DEBOUNCE_SECONDS", 30, minimum=0)
 BUNDLE_DELETE_GRACE = timedelta(hours=env_int("BUNDLE_DELETE_GRACE_HOURS", 24, minimum=0))
 # A build lock older than this is taken over (a worker on another host died holding it).
 BUNDLE_STALE_CLAIM = timedelta(hours=6)
+# Per-client base URLs for public bundles (e.g. same-region S3 for cloud clients, a CDN for the
+# rest): "10.0.0.0/8=https://bucket.s3.eu-central-1.amazonaws.com/ 0.0.0.0/0=https://cdn.example/".
+# Unmatched clients get the storage's own URL.
+BUNDLE_BASE_URLS = cidr_url_table(env_str("BUNDLE_BASE_URLS"))
 BUNDLE_GIT_TIMEOUT = env_int("BUNDLE_GIT_TIMEOUT", 6 * 3600, minimum=10)
 
 # --- git ------------------------------------------------------------------------------------

@@ -234,3 +234,25 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"delivery {self.pk} ({self.status})"
+
+
+class DailyTransfer(models.Model):
+    """Bytes a repository served per day: by git itself (upload-pack responses, the origin's
+    clone and fetch load) and from bundles (objects the app served, and what bundle lists
+    handed to clients, for storage the app does not see such as S3/CDN). Incremented with
+    F() updates, one row per repository and day."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="daily_transfers")
+    day = models.DateField()
+    git_bytes = models.BigIntegerField(default=0)
+    git_requests = models.PositiveIntegerField(default=0)
+    bundle_bytes_served = models.BigIntegerField(default=0)
+    bundle_bytes_listed = models.BigIntegerField(default=0)
+    bundle_list_requests = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["day"]
+        constraints = [models.UniqueConstraint("repository", "day", name="daily_transfer_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.repository_id} {self.day}: git {self.git_bytes}, bundles {self.bundle_bytes_served}"

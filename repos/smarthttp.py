@@ -26,7 +26,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
-from repos import extensions, pktline, pushes
+from repos import extensions, pktline, pushes, transfers
 from repos.git import popen_git
 from repos.models import Repository, Role
 
@@ -215,7 +215,7 @@ def _kill(proc: subprocess.Popen) -> None:
 
 class GitProcessResponse(StreamingHttpResponse):
     """Streams git's stdout; close() always reaps git, and kills it first if it still runs
-    (the client went away). `on_exit(returncode)` runs once git is gone."""
+    (the client went away). `on_exit(returncode, bytes_sent)` runs once git is gone."""
 
     def __init__(self, proc, *, content_type: str, prefix: bytes = b"", feeder=None, on_exit=None,
                  stderr_file=None, finish_when_abandoned: bool = False):
@@ -225,6 +225,7 @@ class GitProcessResponse(StreamingHttpResponse):
         self._stderr_file = stderr_file
         self._finish_when_abandoned = finish_when_abandoned
         self._done = False
+        self.bytes_sent = 0
         _grow_pipe(proc.stdout)
         super().__init__(self._stream(prefix), content_type=content_type)
         self["Cache-Control"] = "no-cache, max-age=0, must-revalidate"
@@ -239,6 +240,7 @@ class GitProcessResponse(StreamingHttpResponse):
             chunk = read(OUT_CHUNK)
             if not chunk:
                 break
+            self.bytes_sent += len(chunk)
             yield chunk
         self._finish(abandoned=False)
 
@@ -283,7 +285,7 @@ class GitProcessResponse(StreamingHttpResponse):
             if self._stderr_file is not None:
                 self._stderr_file.close()
             if self._on_exit is not None:
-                self._on_exit(proc.returncode)
+                self._on_exit(proc.returncode, self.bytes_sent)
 
     def _body_complete(self) -> bool:
         feeder = self._feeder
@@ -373,7 +375,7 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
         os.close(fd)
         env.update(_hook_env(repo, pusher, updates_path, commands))
 
-        def on_exit(returncode: int) -> None:
+        def on_exit(returncode: int, _sent: int) -> None:
             try:
                 text = Path(updates_path).read_text(encoding="utf-8", errors="replace")
             finally:
@@ -387,6 +389,11 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
                                    refs=refs)
+    if service == "upload-pack":
+        def on_exit(_returncode: int, sent: int) -> None:
+            # The origin's share of clone and fetch traffic, for the offload figure.
+            transfers.add(repo.pk, git_bytes=sent, git_requests=1)
+
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(_service_argv(service, path, advertise=False, config=config), env=env, stderr=stderr)
     feeder = Feeder(proc, prepared.prefix, prepared.rest)

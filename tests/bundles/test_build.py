@@ -207,3 +207,21 @@ def test_receiver_enqueues_only_for_canonical_refs(repo, settings):
         push_recorded.send(sender=Push, push_id=branch_push.pk, repository_id=repo.pk)
     (args,), kwargs = enqueue.call_args
     assert args[0] == repo.pk and kwargs == {"countdown": 7}
+
+
+def test_scratch_dirs_of_live_processes_are_left_alone(settings, tmp_path):
+    import os
+    import socket
+
+    from bundles.storage import scratch_dir
+
+    settings.VAR_DIR = tmp_path
+    host = socket.gethostname().replace("-", "_")
+    mine = tmp_path / "tmp" / f"bundle-7-{host}-{os.getpid()}-busy"
+    dead = tmp_path / "tmp" / f"bundle-7-{host}-999999999-left"
+    other_host = tmp_path / "tmp" / "bundle-7-elsewhere-1-x"
+    for path in (mine, dead, other_host):
+        path.mkdir(parents=True)
+    new = scratch_dir(7)
+    assert new.exists() and mine.exists() and other_host.exists()
+    assert not dead.exists()

@@ -104,3 +104,17 @@ def test_bundle_storage_s3_with_endpoint():
 def test_bundle_storage_rejects(url, endpoint, names):
     with pytest.raises(ImproperlyConfigured, match=names):
         env.bundle_storage_config(url, endpoint)
+
+
+def test_cidr_url_table_most_specific_first():
+    table = env.cidr_url_table("0.0.0.0/0=https://cdn.example, 10.0.0.0/8=https://s3.internal/x/ ::1/128=http://l")
+    assert [(str(n), url) for n, url in table] == [
+        ("::1/128", "http://l/"), ("10.0.0.0/8", "https://s3.internal/x/"), ("0.0.0.0/0", "https://cdn.example/"),
+    ]
+    assert env.cidr_url_table(None) == [] and env.cidr_url_table("  ") == []
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0/8", "10.0.0.0/8=ftp://x", "300.0.0.0/8=https://x", "=https://x"])
+def test_cidr_url_table_rejects(value):
+    with pytest.raises(ImproperlyConfigured, match="BUNDLE_BASE_URLS"):
+        env.cidr_url_table(value)
