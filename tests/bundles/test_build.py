@@ -225,3 +225,27 @@ def test_scratch_dirs_of_live_processes_are_left_alone(settings, tmp_path):
     new = scratch_dir(7)
     assert new.exists() and mine.exists() and other_host.exists()
     assert not dead.exists()
+
+
+def test_zstd_flavor_holds_a_pack_without_zlib_even_with_a_bitmap(tmp_path, git_home):
+    """Maintenance leaves a bitmap; the uncompressed pack must still be written afresh, or
+    zstd compresses zlib data and gains nothing (bench/bundles.py found 0.95x)."""
+    import zstandard
+
+    from bundles.packing import BundleSpec, write_bundle
+    from repos.git import run_git
+
+    src = tmp_path / "src.git"
+    run_git(["init", "--quiet", "--bare", str(src)])
+    add_commits(src, tmp_path / "work", git_home, 40)
+    run_git(["repack", "-a", "-d", "-b"], repo=src)
+    assert list((src / "objects" / "pack").glob("*.bitmap"))
+    head = run_git(["rev-parse", "refs/heads/main"], repo=src).text.strip()
+    spec = BundleSpec(refs={"refs/heads/main": head}, exclude=[], prerequisites=[])
+    standard, raw = tmp_path / "s.bundle", tmp_path / "u.bundle"
+    write_bundle(src, standard, spec, uncompressed=False)
+    write_bundle(src, raw, spec, uncompressed=True)
+    # zlib-compressed objects do not compress again; stored (level 0) ones do.
+    assert raw.stat().st_size > standard.stat().st_size * 1.2
+    compressed = len(zstandard.ZstdCompressor(level=3).compress(raw.read_bytes()))
+    assert compressed < standard.stat().st_size
