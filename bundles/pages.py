@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -16,16 +15,10 @@ from bundles import selectors
 from bundles.models import BuildState, BundleBuild, Flavor
 from repos import selectors as repo_selectors
 from repos.models import DailyTransfer
+from repos.views import admin_repo_or_404, repo_or_404
 
 DAYS = 30
 CHART_W, CHART_H = 600, 160
-
-
-def _repo(request, owner, name):
-    repo = repo_selectors.readable_repository(request.user, owner, name)
-    if repo is None:
-        raise Http404
-    return repo
 
 
 def offload(repo, days: int = DAYS) -> dict:
@@ -61,7 +54,7 @@ def offload(repo, days: int = DAYS) -> dict:
 
 
 def bundles_page(request, owner: str, name: str):
-    repo = _repo(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     builds = list(BundleBuild.objects.filter(repository=repo).order_by("-started_at")[:20])
     running = any(b.state == BuildState.RUNNING for b in builds)
     return render(request, "bundles/page.html", {
@@ -79,9 +72,7 @@ def bundles_page(request, owner: str, name: str):
 @login_required
 @require_POST
 def build_now(request, owner: str, name: str):
-    repo = _repo(request, owner, name)
-    if not repo_selectors.can_admin(request.user, repo):
-        raise Http404
+    repo = admin_repo_or_404(request, owner, name)
     from bundles.tasks import build_bundles
 
     build_bundles.delay(repo.pk)

@@ -22,7 +22,7 @@ from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, Storage
 from repos import selectors as repo_selectors
 from repos import transfers
 from repos.smarthttp import GitHTTPError
-from repos.views.git_http import git_credentials, text_response
+from repos.views.git_http import authorize, git_credentials, text_response
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +40,6 @@ def accepts_zstd(header: str) -> bool:
         except ValueError:
             continue
     return False
-
-
-def _readable(request, owner: str, name: str):
-    user, _token = git_credentials(request)
-    repo = repo_selectors.repository_by_name(owner, name)
-    if user is None:
-        if repo is None or not repo.is_public:
-            raise GitHTTPError(401, "Authentication required")
-        return repo
-    if repo is None or not repo_selectors.can_read(user, repo):
-        raise GitHTTPError(404, "Repository not found")
-    return repo
 
 
 def _route_for(address: str) -> str | None:
@@ -108,7 +96,7 @@ def _listed_entries(request, repo, flavor: str) -> tuple[list[tuple[str, str, in
 @require_GET
 def bundle_list(request, owner: str, name: str):
     try:
-        repo = _readable(request, owner, name)
+        repo, _pusher = authorize(request, owner, name)
     except GitHTTPError as exc:
         return text_response(exc.status, exc.message)
     zstd = accepts_zstd(request.META.get("HTTP_ACCEPT_ENCODING", ""))

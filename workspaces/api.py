@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import selectors as repo_selectors
+from repos.api.access import repo_or_404, require_admin
 from repos.api.permissions import Authenticated, TokenScope
 from workspaces import browse, selectors, services
 from workspaces.models import ProtectedBranch, Workspace
@@ -50,22 +50,10 @@ class WorkspaceSettingsSerializer(serializers.Serializer):
     ref_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
 
 
-def _repo(request, owner, name):
-    repo = repo_selectors.readable_repository(request.user, owner, name)
-    if repo is None:
-        raise NotFound("Repository not found.")
-    return repo
-
-
-def _admin(request, repo):
-    if not repo_selectors.can_admin(request.user, repo):
-        raise PermissionDenied("Only the repository's admins may do this.")
-
-
 class WorkspaceListView(APIView):
     @extend_schema(responses=WorkspaceSerializer(many=True))
     def get(self, request, owner: str, name: str):
-        repo = _repo(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         entries = sorted(selectors.visible_workspaces(request.user, repo), key=lambda e: e["username"])
         return Response(WorkspaceSerializer(entries, many=True).data)
 
@@ -73,7 +61,7 @@ class WorkspaceListView(APIView):
 class WorkspaceDetailView(APIView):
     @extend_schema(responses=WorkspaceDetailSerializer)
     def get(self, request, owner: str, name: str, username: str):
-        repo = _repo(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         if not selectors.visible_to(request.user, repo, username):
             raise NotFound("Workspace not found.")
         refs = browse.user_refs(repo, username)
@@ -87,7 +75,7 @@ class WorkspaceDetailView(APIView):
 class ProtectedBranchListView(APIView):
     @extend_schema(responses=ProtectedBranchSerializer(many=True))
     def get(self, request, owner: str, name: str):
-        repo = _repo(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         return Response(ProtectedBranchSerializer(ProtectedBranch.objects.filter(repository=repo), many=True).data)
 
 
@@ -96,8 +84,8 @@ class ProtectedBranchDetailView(APIView):
 
     @extend_schema(request=ProtectedBranchSerializer, responses=ProtectedBranchSerializer)
     def put(self, request, owner: str, name: str, branch: str):
-        repo = _repo(request, owner, name)
-        _admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         data = ProtectedBranchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         protected = services.protected_branch_set(repo=repo, name=branch,
@@ -106,8 +94,8 @@ class ProtectedBranchDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, owner: str, name: str, branch: str):
-        repo = _repo(request, owner, name)
-        _admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         if not services.protected_branch_remove(repo=repo, name=branch):
             raise NotFound("That branch is not protected.")
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -118,14 +106,14 @@ class WorkspaceSettingsView(APIView):
 
     @extend_schema(responses=WorkspaceSettingsSerializer)
     def get(self, request, owner: str, name: str):
-        repo = _repo(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         ws = selectors.workspace_settings(repo)
         return Response({"maintainers_may_edit": ws.maintainers_may_edit, "ref_limit": ws.ref_limit})
 
     @extend_schema(request=WorkspaceSettingsSerializer, responses=WorkspaceSettingsSerializer)
     def patch(self, request, owner: str, name: str):
-        repo = _repo(request, owner, name)
-        _admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         data = WorkspaceSettingsSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         values = data.validated_data

@@ -8,28 +8,21 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from repos import selectors as repo_selectors
 from repos.errors import InvalidInput, ServiceError
 from repos.git import is_valid_refname
+from repos.views import admin_repo_or_404, repo_or_404
 from workspaces import browse, selectors, services
 from workspaces.models import ProtectedBranch, Workspace
 
 
-def _repo(request, owner, name):
-    repo = repo_selectors.readable_repository(request.user, owner, name)
-    if repo is None:
-        raise Http404
-    return repo
-
-
 def workspaces_index(request, owner: str, name: str):
-    repo = _repo(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     entries = selectors.visible_workspaces(request.user, repo)
     return render(request, "workspaces/index.html", {"repo": repo, "entries": entries, "tab": "workspaces"})
 
 
 def workspace_user(request, owner: str, name: str, username: str):
-    repo = _repo(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
     refs = browse.user_refs(repo, username)
@@ -41,7 +34,7 @@ def workspace_user(request, owner: str, name: str, username: str):
 
 
 def workspace_ref(request, owner: str, name: str, username: str, refname: str):
-    repo = _repo(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
     ref = f"refs/users/{username}/{refname}"
@@ -71,17 +64,10 @@ def _line_class(line: str) -> str:
     return ""
 
 
-def _admin_repo(request, owner, name):
-    repo = _repo(request, owner, name)
-    if not repo_selectors.can_admin(request.user, repo):
-        raise Http404
-    return repo
-
-
 @login_required
 def workspace_settings(request, owner: str, name: str):
     """Branch protection and workspace rules (repository admins)."""
-    repo = _admin_repo(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     ws = selectors.workspace_settings(repo)
     if request.method == "POST":
         action = request.POST.get("action")

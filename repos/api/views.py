@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from repos import selectors, services, webhooks
+from repos.api.access import repo_or_404, require_admin
 from repos.api.permissions import Authenticated, TokenScope
 from repos.api.serializers import (
     DeliverySerializer,
@@ -31,19 +32,6 @@ from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
 from repos.models import AccessToken, Push, Role, Webhook
 
 AUTHENTICATED = [Authenticated, TokenScope]
-
-
-def _repo_or_404(request, owner: str, name: str):
-    repo = selectors.readable_repository(request.user, owner, name)
-    if repo is None:
-        # Private and missing repositories look the same from outside.
-        raise NotFound("Repository not found.")
-    return repo
-
-
-def _require_admin(request, repo) -> None:
-    if not selectors.can_admin(request.user, repo):
-        raise PermissionDenied("Only the repository's admins may do this.")
 
 
 class CurrentUserView(APIView):
@@ -134,13 +122,13 @@ class RepositoryListView(generics.GenericAPIView):
 class RepositoryDetailView(APIView):
     @extend_schema(responses=RepositorySerializer)
     def get(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         return Response(RepositorySerializer(repo, context={"request": request}).data)
 
     @extend_schema(request=RepositoryUpdateSerializer, responses=RepositorySerializer)
     def patch(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         data = RepositoryUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         repo = services.repository_update(repo=repo, **data.validated_data)
@@ -150,7 +138,7 @@ class RepositoryDetailView(APIView):
 class MemberListView(APIView):
     @extend_schema(responses=MemberSerializer(many=True))
     def get(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         rows = [{"username": u.username, "role": r.label} for u, r in selectors.members(repo)]
         return Response(MemberSerializer(rows, many=True).data)
 
@@ -159,8 +147,8 @@ class MemberDetailView(APIView):
     permission_classes = AUTHENTICATED
 
     def _target(self, request, owner, name, username):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         user = selectors.user_by_name(username)
         if user is None:
             raise NotFound("User not found.")
@@ -191,15 +179,15 @@ class WebhookListView(generics.GenericAPIView):
 
     @extend_schema(responses=WebhookSerializer(many=True))
     def get(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         page = self.paginate_queryset(Webhook.objects.filter(repository=repo))
         return self.get_paginated_response(WebhookSerializer(page, many=True).data)
 
     @extend_schema(request=WebhookCreateSerializer, responses={201: NewWebhookSerializer})
     def post(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         data = WebhookCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         hook = webhooks.webhook_create(repo=repo, created_by=request.user, **data.validated_data)
@@ -212,8 +200,8 @@ class WebhookDetailView(APIView):
     permission_classes = AUTHENTICATED
 
     def _hook(self, request, owner, name, hook_id):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         return get_object_or_404(Webhook, pk=hook_id, repository=repo)
 
     @extend_schema(responses=WebhookSerializer)
@@ -232,8 +220,8 @@ class WebhookDeliveriesView(generics.GenericAPIView):
 
     @extend_schema(responses=DeliverySerializer(many=True))
     def get(self, request, owner: str, name: str, hook_id: int):
-        repo = _repo_or_404(request, owner, name)
-        _require_admin(request, repo)
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
         hook = get_object_or_404(Webhook, pk=hook_id, repository=repo)
         page = self.paginate_queryset(hook.deliveries.all())
         return self.get_paginated_response(DeliverySerializer(page, many=True).data)
@@ -244,7 +232,7 @@ class PushListView(generics.GenericAPIView):
 
     @extend_schema(responses=PushSerializer(many=True))
     def get(self, request, owner: str, name: str):
-        repo = _repo_or_404(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         qs = Push.objects.filter(repository=repo).order_by("-pk").prefetch_related("ref_updates", "commits")
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(PushSerializer(page, many=True).data)
@@ -253,6 +241,6 @@ class PushListView(generics.GenericAPIView):
 class PushDetailView(APIView):
     @extend_schema(responses=PushSerializer)
     def get(self, request, owner: str, name: str, push_id: int):
-        repo = _repo_or_404(request, owner, name)
+        repo = repo_or_404(request, owner, name)
         push = get_object_or_404(Push.objects.prefetch_related("ref_updates", "commits"), pk=push_id, repository=repo)
         return Response(PushSerializer(push).data)

@@ -1,4 +1,23 @@
+from django.http import Http404
+
+from repos import selectors
 from repos.errors import ServiceError
+
+
+def repo_or_404(request, owner: str, name: str):
+    """The repository if the user may read it. "Private" and "missing" get the same 404, so
+    existence does not leak. Every app's pages use this one check."""
+    repo = selectors.readable_repository(request.user, owner, name)
+    if repo is None:
+        raise Http404
+    return repo
+
+
+def admin_repo_or_404(request, owner: str, name: str):
+    repo = repo_or_404(request, owner, name)
+    if not selectors.can_admin(request.user, repo):
+        raise Http404
+    return repo
 
 
 def form_error(form, exc: ServiceError) -> None:

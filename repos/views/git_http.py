@@ -48,8 +48,10 @@ def git_credentials(request):
     return token.user, token
 
 
-def _authorize(request, owner: str, name: str, service: str):
-    """The repository and pusher for this request, or GitHTTPError with the status to send."""
+def authorize(request, owner: str, name: str, service: str = "upload-pack"):
+    """The repository and pusher for this request, or GitHTTPError with the status to send.
+
+    The one access rule for everything git clients fetch, bundle lists and objects included."""
     if service not in smarthttp.SERVICES.values():
         raise smarthttp.GitHTTPError(403, "Only the smart HTTP protocol is supported")
     user, token = git_credentials(request)
@@ -73,7 +75,7 @@ def info_refs(request, owner: str, name: str):
         return text_response(403, "Dumb HTTP is not served; use git 1.6.6 or newer")
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
-        repo, pusher = _authorize(request, owner, name, service)
+        repo, pusher = authorize(request, owner, name, service)
         return smarthttp.advertise(repo, service, pusher, protocol)
     except smarthttp.GitHTTPError as exc:
         return text_response(exc.status, exc.message)
@@ -91,7 +93,7 @@ def service_rpc(request, owner: str, name: str, service: str):
         return text_response(415, f"Unsupported Content-Encoding {encoding!r}")
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
-        repo, pusher = _authorize(request, owner, name, service)
+        repo, pusher = authorize(request, owner, name, service)
         # wsgi.input, not request.body: the body is streamed, and gunicorn decodes chunked
         # transfer encoding there (Django's own stream would see an empty body).
         return smarthttp.rpc(

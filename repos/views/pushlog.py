@@ -8,13 +8,13 @@ from django.utils.feedgenerator import Atom1Feed
 
 from repos import pushlog
 from repos.models import Push
-from repos.views.repositories import _repo_or_404
+from repos.views import repo_or_404
 
 FEED_ITEMS = 50
 
 
 def json_pushes(request, owner: str, name: str):
-    repo = _repo_or_404(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     try:
         body = pushlog.render(repo, pushlog.parse_query(request.GET))
     except pushlog.PushlogQueryError as exc:
@@ -27,7 +27,7 @@ def json_pushes(request, owner: str, name: str):
 
 
 def pushlog_atom(request, owner: str, name: str):
-    repo = _repo_or_404(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     link = request.build_absolute_uri(
         reverse("repository", kwargs={"owner": repo.owner.username, "name": repo.name})
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -13,15 +12,7 @@ from repos import browse, selectors, services, webhooks
 from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
-from repos.views import form_error
-
-
-def _repo_or_404(request, owner: str, name: str):
-    repo = selectors.readable_repository(request.user, owner, name)
-    if repo is None:
-        # The same answer for "private" and "missing": existence does not leak.
-        raise Http404
-    return repo
+from repos.views import admin_repo_or_404, form_error, repo_or_404
 
 
 def home(request):
@@ -47,7 +38,7 @@ def repository_new(request):
 
 
 def repository(request, owner: str, name: str):
-    repo = _repo_or_404(request, owner, name)
+    repo = repo_or_404(request, owner, name)
     canonical = reverse("repository", kwargs={"owner": repo.owner.username, "name": repo.name})
     if request.path != canonical:
         # One canonical URL per repository, whatever case, suffix or trailing slash was typed.
@@ -74,16 +65,9 @@ def repository(request, owner: str, name: str):
     )
 
 
-def _admin_repo_or_404(request, owner, name):
-    repo = _repo_or_404(request, owner, name)
-    if not selectors.can_admin(request.user, repo):
-        raise Http404
-    return repo
-
-
 @login_required
 def repository_settings(request, owner: str, name: str):
-    repo = _admin_repo_or_404(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     form = RepositorySettingsForm(
         request.POST or None,
         initial={"description": repo.description, "visibility": repo.visibility, "default_branch": repo.default_branch},
@@ -109,7 +93,7 @@ def repository_settings(request, owner: str, name: str):
 @login_required
 @require_POST
 def repository_member_set(request, owner: str, name: str):
-    repo = _admin_repo_or_404(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     form = MemberForm(request.POST)
     if form.is_valid():
         user = selectors.user_by_name(form.cleaned_data["username"])
@@ -130,7 +114,7 @@ def repository_member_set(request, owner: str, name: str):
 @login_required
 @require_POST
 def repository_member_remove(request, owner: str, name: str, username: str):
-    repo = _admin_repo_or_404(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     user = selectors.user_by_name(username)
     if user is not None and services.membership_remove(repo=repo, user=user):
         messages.success(request, f"Removed {user.username}.")
@@ -140,7 +124,7 @@ def repository_member_remove(request, owner: str, name: str, username: str):
 @login_required
 @require_POST
 def repository_webhook_add(request, owner: str, name: str):
-    repo = _admin_repo_or_404(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     form = WebhookForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a valid http(s) URL.")
@@ -159,7 +143,7 @@ def repository_webhook_add(request, owner: str, name: str):
 @login_required
 @require_POST
 def repository_webhook_delete(request, owner: str, name: str, hook_id: int):
-    repo = _admin_repo_or_404(request, owner, name)
+    repo = admin_repo_or_404(request, owner, name)
     deleted, _ = Webhook.objects.filter(repository=repo, pk=hook_id).delete()
     if deleted:
         messages.success(request, "Webhook deleted.")
