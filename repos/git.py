@@ -141,11 +141,6 @@ def supports_reftable() -> bool:
     return git_version() >= (2, 45, 0)
 
 
-def supports_bundle_uri_advertisement() -> bool:
-    """uploadpack.advertiseBundleURIs exists from git 2.40."""
-    return git_version() >= (2, 40, 0)
-
-
 def is_valid_refname(ref: str) -> bool:
     """git check-ref-format, the authority on what a ref may be called."""
     if not ref or len(ref.encode()) > 255 or any(ord(c) < 0x20 or ord(c) == 0x7F for c in ref):

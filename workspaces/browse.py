@@ -113,8 +113,11 @@ def combined_diff(repo: Repository, ref: str) -> Diff:
         # No common history: everything the ref holds, against the empty tree.
         empty_tree = run_git(["hash-object", "-t", "tree", "/dev/null"], repo=repo.disk_path).text.strip()
         spec = [empty_tree, ref]
-    stat = run_git(["diff", "--stat=120", "-M", *spec, "--"], repo=repo.disk_path).stdout.decode("utf-8", "replace")
-    raw = run_git(["diff", "--no-color", "-M", *spec, "--"], repo=repo.disk_path).stdout
-    truncated = len(raw) > DIFF_MAX_BYTES
-    patch = raw[:DIFF_MAX_BYTES].decode("utf-8", "replace")
+    # One git call for both: the stat comes first, then the patch from the first "diff --git".
+    raw = run_git(["diff", "--no-color", "-M", "--stat=120", "--patch", *spec, "--"], repo=repo.disk_path).stdout
+    cut = raw.find(b"\ndiff --git ")
+    stat_bytes, patch_bytes = (raw[:cut], raw[cut + 1 :]) if cut >= 0 else (raw, b"")
+    stat = stat_bytes.decode("utf-8", "replace").strip("\n")
+    truncated = len(patch_bytes) > DIFF_MAX_BYTES
+    patch = patch_bytes[:DIFF_MAX_BYTES].decode("utf-8", "replace")
     return Diff(stat, patch, truncated, merge_base)

@@ -45,6 +45,8 @@ def test_ref_page_shows_commits_and_escaped_diff(busy):
     assert "alice one" in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; two" in page
     assert "<script>alert(" not in page
     assert '<span class="add">+alice one</span>' in page
+    stat = page.split('<pre class="diffstat">', 1)[1].split("</pre>", 1)[0]
+    assert "2 files changed" in stat and "diff --git" not in stat
     assert "a&lt;b&gt;.txt" in page and "main moves" not in page  # only what the ref brings
 
 
