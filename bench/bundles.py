@@ -51,11 +51,9 @@ import os
 import platform
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -78,6 +76,7 @@ from smart_http import (  # bench/ is not a package
     manage,
     med,
     pack_bytes,
+    run_benchmark,
     say,
     verdict,
     wait_for_http,
@@ -959,34 +958,12 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    tmp = Path(tempfile.mkdtemp(prefix="hostsite-bench-bundles-", dir=args.tmpdir))
-    logs = tmp / "logs"
-    logs.mkdir()
-    procs = Processes(logs)
-    status = 0
-    try:
+
+    def run_fn(tmp, procs):
         with contextlib.ExitStack() as stack:
-            report = run(args, tmp, procs, stack)
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
-            say(f"wrote {args.json}")
-    except SetupError as exc:
-        print(f"bench/bundles.py: setup failed: {exc}", file=sys.stderr)
-        status = 1
-    except KeyboardInterrupt:
-        print("bench/bundles.py: interrupted", file=sys.stderr)
-        status = 130
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the cleanup
-        procs.stop_all()
-        if args.keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-    return status
+            return run(args, tmp, procs, stack)
+
+    return run_benchmark("bench/bundles.py", "hostsite-bench-bundles-", args, run_fn)
 
 
 if __name__ == "__main__":

@@ -1116,27 +1116,29 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def run_benchmark(script: str, prefix: str, args, run_fn) -> int:
+    """The frame every benchmark here shares: a temporary directory, the processes it starts,
+    the JSON report, and a cleanup that Ctrl-C, SIGTERM or a setup failure cannot skip.
+    `run_fn(tmp, procs)` returns the report."""
     # Ctrl-C and SIGTERM both end in the cleanup below, even if SIGINT was ignored when we
     # started (a background job of a non-interactive shell).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    tmp = Path(tempfile.mkdtemp(prefix="hostsite-bench-", dir=args.tmpdir))
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=args.tmpdir))
     logs = tmp / "logs"
     logs.mkdir()
     procs = Processes(logs)
     status = 0
     try:
-        report = run(args, tmp, procs)
+        report = run_fn(tmp, procs)
         if args.json:
             args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
             say(f"wrote {args.json}")
     except SetupError as exc:
-        print(f"bench/smart_http.py: setup failed: {exc}", file=sys.stderr)
+        print(f"{script}: setup failed: {exc}", file=sys.stderr)
         status = 1
     except KeyboardInterrupt:
-        print("bench/smart_http.py: interrupted", file=sys.stderr)
+        print(f"{script}: interrupted", file=sys.stderr)
         status = 130
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the cleanup
@@ -1147,6 +1149,11 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    return run_benchmark("bench/smart_http.py", "hostsite-bench-", args, lambda tmp, procs: run(args, tmp, procs))
 
 
 if __name__ == "__main__":

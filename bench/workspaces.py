@@ -40,15 +40,11 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import platform
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -72,6 +68,7 @@ from smart_http import (  # bench/ is not a package
     hostsite_revision,
     manage,
     med,
+    run_benchmark,
     say,
     time_runs,
     verdict,
@@ -640,33 +637,7 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    tmp = Path(tempfile.mkdtemp(prefix="hostsite-bench-ws-", dir=args.tmpdir))
-    logs = tmp / "logs"
-    logs.mkdir()
-    procs = Processes(logs)
-    status = 0
-    try:
-        report = run(args, tmp, procs)
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
-            say(f"wrote {args.json}")
-    except SetupError as exc:
-        print(f"bench/workspaces.py: setup failed: {exc}", file=sys.stderr)
-        status = 1
-    except KeyboardInterrupt:
-        print("bench/workspaces.py: interrupted", file=sys.stderr)
-        status = 130
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the cleanup
-        procs.stop_all()
-        if args.keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-    return status
+    return run_benchmark("bench/workspaces.py", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs))
 
 
 if __name__ == "__main__":
