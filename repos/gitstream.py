@@ -67,6 +67,14 @@ def _kill(proc: subprocess.Popen) -> None:
             proc.kill()
 
 
+# As git http-backend sends them: advertisements and results are never cached.
+NO_CACHE_HEADERS = {
+    "Cache-Control": "no-cache, max-age=0, must-revalidate",
+    "Pragma": "no-cache",
+    "Expires": "Fri, 01 Jan 1980 00:00:00 GMT",
+}
+
+
 class GitProcessResponse(StreamingHttpResponse):
     """Streams git's stdout; close() always reaps git, and kills it first if it still runs
     (the client went away). `on_exit(returncode, bytes_sent)` runs once git is gone."""
@@ -82,9 +90,8 @@ class GitProcessResponse(StreamingHttpResponse):
         self.bytes_sent = 0
         _grow_pipe(proc.stdout)
         super().__init__(self._stream(prefix), content_type=content_type)
-        self["Cache-Control"] = "no-cache, max-age=0, must-revalidate"
-        self["Pragma"] = "no-cache"
-        self["Expires"] = "Fri, 01 Jan 1980 00:00:00 GMT"
+        for name, value in NO_CACHE_HEADERS.items():
+            self[name] = value
 
     def _stream(self, prefix: bytes):
         if prefix:

@@ -82,6 +82,10 @@ class ManagedProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-8000:]
 
+    def logged(self, text: str) -> bool:
+        # The whole log: a worker draining a backlog pushes its "ready." out of log()'s tail.
+        return text in self.log_path.read_text(errors="replace")
+
     def stop(self, timeout: float = 20.0) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -119,7 +123,7 @@ def start_worker(env: dict[str, str], log_dir: Path, *, queue: str) -> ManagedPr
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if "ready." in worker.log():
+        if worker.logged("ready."):
             return worker
         if worker.proc.poll() is not None:
             break

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from repos.api.access import repo_or_404, require_admin
+from repos.api.pagination import Pagination
 from repos.api.permissions import Authenticated, TokenScope
 from workspaces import browse, selectors, services
 from workspaces.models import ProtectedBranch, Workspace
@@ -35,7 +36,9 @@ class RefSerializer(serializers.Serializer):
 class WorkspaceDetailSerializer(serializers.Serializer):
     username = serializers.CharField()
     state = serializers.CharField()
-    refs = RefSerializer(many=True)
+    ref_count = serializers.IntegerField(help_text="All refs in the workspace; `refs` holds one page of them.")
+    next = serializers.CharField(allow_null=True, help_text="URL of the next page of refs, if any.")
+    refs = RefSerializer(many=True, help_text="Newest commit first; `?page=` and `?per_page=` (at most 100).")
 
 
 class ProtectedBranchSerializer(serializers.ModelSerializer):
@@ -68,7 +71,11 @@ class WorkspaceDetailView(APIView):
         state = selectors.workspace_state(repo, username)
         if not refs and not Workspace.objects.filter(repository=repo, user__username=username).exists():
             raise NotFound("Workspace not found.")
-        data = {"username": username, "state": state, "refs": [r.__dict__ for r in refs]}
+        # ahead/behind costs a git process per ref (up to 1000 a user): one page at a time.
+        paginator = Pagination()
+        page = paginator.paginate_queryset(refs, request, view=self)
+        data = {"username": username, "state": state, "ref_count": len(refs), "next": paginator.get_next_link(),
+                "refs": [r.__dict__ for r in browse.with_counts(repo, page)]}
         return Response(WorkspaceDetailSerializer(data).data)
 
 

@@ -3,7 +3,7 @@ and what it would bring in."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from repos.browse import Commit
@@ -60,20 +60,38 @@ def _default_tip(repo: Repository) -> str | None:
     return result.text.strip() or None
 
 
+def _workspace_ref(prefix: str, row: tuple[str, str, int, str]) -> WorkspaceRef:
+    ref, sha, when, subject = row
+    return WorkspaceRef(ref, ref[len(prefix):], sha, datetime.fromtimestamp(when, tz=UTC), subject)
+
+
 def user_refs(repo: Repository, username: str) -> list[WorkspaceRef]:
+    """The user's refs, newest commit first, from one for-each-ref; ahead/behind not filled in
+    (see with_counts)."""
     prefix = f"refs/users/{username}/"
-    base = _default_tip(repo)
-    refs = []
-    for ref, sha, when, subject in _users_refs(repo, prefix):
-        ahead = behind = None
-        if base:
-            counts = run_git(["rev-list", "--left-right", "--count", f"{base}...{sha}"], repo=repo.disk_path,
-                             check=False).text.split()
-            if len(counts) == 2:
-                behind, ahead = int(counts[0]), int(counts[1])
-        refs.append(WorkspaceRef(ref, ref[len(prefix):], sha, datetime.fromtimestamp(when, tz=UTC), subject,
-                                 ahead, behind))
+    refs = [_workspace_ref(prefix, row) for row in _users_refs(repo, prefix)]
     return sorted(refs, key=lambda r: r.committed, reverse=True)
+
+
+def user_ref(repo: Repository, username: str, ref: str) -> WorkspaceRef | None:
+    prefix = f"refs/users/{username}/"
+    # for-each-ref matches a pattern as a whole name or up to a slash: keep the exact one.
+    return next((_workspace_ref(prefix, row) for row in _users_refs(repo, ref) if row[0] == ref), None)
+
+
+def with_counts(repo: Repository, refs: list[WorkspaceRef]) -> list[WorkspaceRef]:
+    """The refs with ahead/behind the default branch filled in. One rev-list per ref (git 2.39
+    has no batch form; `%(ahead-behind:)` came in 2.41), so callers pass one page of refs."""
+    base = _default_tip(repo)
+    if not base:
+        return list(refs)
+    counted = []
+    for r in refs:
+        counts = run_git(["rev-list", "--left-right", "--count", f"{base}...{r.sha}"], repo=repo.disk_path,
+                         check=False).text.split()
+        behind, ahead = (int(counts[0]), int(counts[1])) if len(counts) == 2 else (None, None)
+        counted.append(replace(r, ahead=ahead, behind=behind))
+    return counted
 
 
 def ref_commits(repo: Repository, ref: str, limit: int = 250) -> list[Commit]:

@@ -37,8 +37,14 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
         # 100k workspace refs the advertisement is 7.3 MB, hidden it is under 1 KB. Those who
         # may edit others' workspaces see them all, because git sends an update of a hidden
         # ref as a creation, which fails.
-        pairs += [
-            ("receive.hideRefs", "refs/users/"),
-            ("receive.hideRefs", f"!refs/users/{user.username}/"),
-        ]
+        own = f"refs/users/{user.username}/"
+        if advertise:
+            # The same refs, said as "hide everything but these": repos.advertisement then
+            # lists them by prefix instead of receive-pack reading all 100k (~13 ms a push).
+            # Other namespaces (none are pushable by a contributor) are not shown either.
+            pairs += [("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")]
+        else:
+            # The push itself: git refuses updates to other users' workspaces as hidden refs,
+            # and the pre-receive policy explains every other refusal.
+            pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}")]
     return pairs

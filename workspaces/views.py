@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 
@@ -13,6 +14,8 @@ from repos.git import is_valid_refname
 from repos.views import admin_repo_or_404, repo_or_404
 from workspaces import browse, selectors, services
 from workspaces.models import ProtectedBranch, Workspace
+
+REFS_PER_PAGE = 50
 
 
 def workspaces_index(request, owner: str, name: str):
@@ -25,11 +28,12 @@ def workspace_user(request, owner: str, name: str, username: str):
     repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
-    refs = browse.user_refs(repo, username)
+    # Up to 1000 refs a user: ahead/behind costs a git process per ref, so per page only.
+    page = Paginator(browse.user_refs(repo, username), REFS_PER_PAGE).get_page(request.GET.get("page"))
     row = Workspace.objects.filter(repository=repo, user__username=username).first()
     return render(request, "workspaces/user.html", {
-        "repo": repo, "username": username, "refs": refs, "state": selectors.workspace_state(repo, username),
-        "workspace": row, "tab": "workspaces",
+        "repo": repo, "username": username, "refs": browse.with_counts(repo, page.object_list), "page": page,
+        "state": selectors.workspace_state(repo, username), "workspace": row, "tab": "workspaces",
     })
 
 
@@ -40,14 +44,14 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     ref = f"refs/users/{username}/{refname}"
     if not is_valid_refname(ref):
         raise Http404
-    current = [r for r in browse.user_refs(repo, username) if r.ref == ref]
-    if not current:
+    current = browse.user_ref(repo, username, ref)
+    if current is None:
         raise Http404
     commits = browse.ref_commits(repo, ref)
     diff = browse.combined_diff(repo, ref)
     lines = [(_line_class(line), line) for line in diff.patch.splitlines()]
     return render(request, "workspaces/ref.html", {
-        "repo": repo, "username": username, "ref": current[0], "commits": commits, "diff": diff,
+        "repo": repo, "username": username, "ref": browse.with_counts(repo, [current])[0], "commits": commits, "diff": diff,
         "lines": lines, "tab": "workspaces",
     })
 

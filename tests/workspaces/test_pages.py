@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
+from repos.git import run_git
 from workspaces.models import Workspace, WorkspaceState
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -83,3 +85,17 @@ def test_contribute_box_has_the_signed_in_users_commands(busy):
     assert "git push origin HEAD:refs/for/main" in page
     assert "git config remote.origin.push 'refs/heads/*:refs/users/alice/*'" in page
     assert "refs/users/&lt;username&gt;/*:refs/remotes/&lt;username&gt;/*" in page
+
+
+def test_user_workspace_is_paginated_with_counts_per_page(busy):
+    tip = busy.refs()["refs/users/alice/feature"]
+    stdin = "".join(f"create refs/users/alice/many/{i:03d} {tip}\n" for i in range(60)).encode()
+    run_git(["update-ref", "--stdin"], repo=busy.repo.disk_path, input=stdin)
+    first = Client().get("/owner/project/workspaces/alice").content.decode()
+    assert first.count("<td>2</td><td>1</td>") == 50  # 50 rows a page, each with ahead/behind
+    assert "Page 1 of 2 · 61 in all" in first and 'rel="next" href="?page=2"' in first
+    second = Client().get("/owner/project/workspaces/alice?page=2").content.decode()
+    assert second.count("<td>2</td><td>1</td>") == 11 and 'rel="prev"' in second
+    api = APIClient().get("/api/v1/repos/owner/project/workspaces/alice?per_page=5&page=2").json()
+    assert api["ref_count"] == 61 and len(api["refs"]) == 5 and "page=3" in api["next"]
+    assert all(r["ahead"] == 2 and r["behind"] == 1 for r in api["refs"])

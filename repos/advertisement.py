@@ -1,0 +1,148 @@
+"""The push advertisement for a pusher who is shown only a few ref namespaces.
+
+git's receive-pack (2.39) reads every ref of the repository to write its advertisement and
+only then drops the hidden ones: with 100k workspace refs that is ~15 ms of every push, for a
+contributor who is shown a dozen refs (bench/workspaces.py). When a request's hideRefs hide
+everything and then expose a few prefixes (`refs/`, `!refs/heads/`, ... : what workspaces asks
+for contributors), this module writes the same advertisement from
+`git for-each-ref <prefixes>`, which seeks to each prefix instead of reading them all.
+
+What receive-pack would write, byte for byte (tests/repos/test_advertisement.py compares the
+two): refs sorted by name, the capabilities on the first line, `capabilities^{}` when there is
+no ref, a `version 1` line when the client asked for protocol v1. The capabilities come from
+receive-pack itself, run once per configuration on an empty repository that reads the
+repository's config file: so `atomic`, `push-options`, `object-format` and `agent` are git's own.
+Anything this module does not model (namespaced `^` patterns, a repository with alternates,
+whose refs git advertises as `.have`) goes to git as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from repos import pktline
+from repos.git import GitError, run_git
+
+log = logging.getLogger(__name__)
+
+_HIDE_KEYS = {"receive.hiderefs", "transfer.hiderefs"}
+
+
+def shown_prefixes(config: Sequence[tuple[str, str]]) -> list[str] | None:
+    """The ref patterns a push with this request config is shown, if its hideRefs hide all of
+    `refs/` and then expose prefixes only; None for any other shape.
+
+    git tests hideRefs entries from the last to the first and the first match decides, so
+    entries before a catch-all `refs/` (the repository's own config, read before `-c`) never
+    matter here. Trailing slashes are dropped, as git does.
+    """
+    entries = [value for key, value in config if key.lower() in _HIDE_KEYS]
+    if not entries or entries[0].rstrip("/") != "refs":
+        return None
+    prefixes = []
+    for entry in entries[1:]:
+        name = entry[1:].rstrip("/") if entry.startswith("!") else ""
+        if not name.startswith("refs/") or "^" in name or any(c in name for c in "*?[\\"):
+            return None
+        prefixes.append(name)
+    return prefixes
+
+
+def write(repo_path: Path, prefixes: list[str], config: Sequence[tuple[str, str]],
+          protocol: str | None) -> bytes | None:
+    """receive-pack's advertisement, or None if git must write it itself."""
+    if (repo_path / "objects" / "info" / "alternates").exists():
+        return None  # receive-pack would add the alternates' refs as `.have` lines
+    try:
+        probe = _probe(repo_path, config, protocol)
+        listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo_path).stdout
+    except (GitError, OSError, ValueError):
+        log.exception("falling back to receive-pack's own advertisement for %s", repo_path)
+        return None
+    lines = listed.splitlines()
+    if not lines:
+        return probe.empty  # no ref to show: what receive-pack wrote for the empty repository
+    out = [probe.head, pktline.encode(lines[0] + b"\0" + probe.caps + b"\n")]
+    out += [pktline.encode(line + b"\n") for line in lines[1:]]
+    out.append(pktline.FLUSH)
+    return b"".join(out)
+
+
+@dataclass(frozen=True)
+class Probe:
+    head: bytes  # what precedes the refs: `version 1`, or nothing
+    caps: bytes  # the capability string of the first line
+    empty: bytes  # the whole advertisement of a repository without refs
+
+
+# Options that only choose which refs are shown: the probe has none, so they are left out of it
+# and of its cache key (which would otherwise hold one entry per pusher).
+_REF_SELECTION_KEYS = _HIDE_KEYS | {"core.alternaterefsprefixes"}
+_probes: dict[tuple[bytes, tuple[str, ...], str | None], Probe] = {}
+_MAX_PROBES = 256
+
+
+def _probe(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | None) -> Probe:
+    """receive-pack's advertisement of an empty repository, with this repository's config file
+    and this request's other `-c` options; cached by the config's content, so every
+    repository with the same config shares one probe."""
+    argv = tuple(arg for key, value in config if key.lower() not in _REF_SELECTION_KEYS
+                 for arg in ("-c", f"{key}={value}"))
+    key = ((repo_path / "config").read_bytes(), argv, protocol)
+    probe = _probes.get(key)
+    if probe is None:
+        if len(_probes) >= _MAX_PROBES:
+            _probes.clear()
+        probe = _probes[key] = _run_probe(repo_path, argv, protocol)
+    return probe
+
+
+def _run_probe(repo_path: Path, argv: tuple[str, ...], protocol: str | None) -> Probe:
+    fmt = run_git(["rev-parse", "--show-object-format"], repo=repo_path).text.strip()
+    # The repository's config, read as the global one, applies to the empty repository too.
+    env = {"GIT_CONFIG_GLOBAL": str(repo_path / "config")}
+    if protocol:
+        env["GIT_PROTOCOL"] = protocol
+    out = run_git([*argv, "receive-pack", "--stateless-rpc", "--advertise-refs", str(_empty_repo(fmt))],
+                  env=env).stdout
+    head = b""
+    pos = 0
+    while pos < len(out):
+        length = int(out[pos:pos + 4], 16)
+        if length == 0:
+            break
+        payload = out[pos + 4:pos + length]
+        if b"\0" in payload:
+            name, _, caps = payload.partition(b"\0")
+            if not name.endswith(b" capabilities^{}"):
+                raise ValueError(f"unexpected first line from receive-pack: {payload[:200]!r}")
+            return Probe(head, caps.rstrip(b"\n"), out)
+        head += out[pos:pos + length]  # `version 1`
+        pos += length
+    raise ValueError("receive-pack advertised no capabilities")
+
+
+@functools.cache
+def _empty_repo(fmt: str) -> Path:
+    """An empty bare repository of this object format, made once: the capability probe."""
+    if fmt not in ("sha1", "sha256"):
+        raise ValueError(f"unknown object format {fmt!r}")
+    path = Path(settings.VAR_DIR) / "git-probe" / f"empty-{fmt}.git"
+    if not (path / "HEAD").exists():
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        run_git(["init", "--quiet", "--bare", f"--object-format={fmt}", str(tmp)])
+        try:
+            tmp.rename(path)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (path / "HEAD").exists():
+                raise
+    return path

@@ -1,0 +1,112 @@
+"""repos.advertisement writes the push advertisement itself for pushers shown a few namespaces:
+it must be byte for byte what git receive-pack writes with the same configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from repos import advertisement, services
+from repos.git import run_git
+from repos.smarthttp import _service_argv, _with_limits
+from tests.factories import UserFactory
+from tests.gitutil import make_history
+from workspaces.gitconfig import git_config
+
+pytestmark = pytest.mark.django_db
+
+CONTRIBUTOR = [("receive.hideRefs", v) for v in ("refs/", "!refs/heads/", "!refs/tags/", "!refs/users/alice/")]
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    (CONTRIBUTOR, ["refs/heads", "refs/tags", "refs/users/alice"]),
+    ([("transfer.hideRefs", "refs"), ("receive.hideRefs", "!refs/heads//")], ["refs/heads"]),
+    ([("receive.hideRefs", "refs/")], []),
+    ([("core.alternateRefsPrefixes", "refs/heads/"), *CONTRIBUTOR], ["refs/heads", "refs/tags", "refs/users/alice"]),
+    # Shapes git must handle itself.
+    ([], None),
+    ([("receive.hideRefs", "refs/users/"), ("receive.hideRefs", "!refs/users/alice/")], None),
+    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "refs/heads/")], None),
+    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!^refs/heads/")], None),
+    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/*")], None),
+    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!HEAD")], None),
+])
+def test_shown_prefixes(config, expected):
+    assert advertisement.shown_prefixes(config) == expected
+
+
+@pytest.fixture
+def busy_repo(tmp_path, git_home):
+    """A hostsite repository (its real config) with refs of every kind, packed and loose."""
+    owner = UserFactory(username="owner")
+    repo = services.repository_create(owner=owner, name="adv")
+    work = tmp_path / "work"
+    refs = make_history(work, git_home)
+    path = repo.disk_path
+    # Fetched in, not pushed: the repository's hooks want the platform's environment.
+    run_git(["fetch", "--quiet", str(work), "refs/heads/trunk:refs/heads/main", "refs/heads/feature:refs/heads/feature",
+             "refs/tags/v1.0:refs/tags/v1.0"], repo=path)
+    feature = refs["refs/heads/feature"]
+    for ref in ("refs/users/alice/a", "refs/users/alice/b/c", "refs/users/alicex/y", "refs/users/bob/x",
+                "refs/archive/z", "refs/tags/light", "refs/heads/zz/deep"):
+        run_git(["update-ref", ref, feature], repo=path)
+    run_git(["pack-refs", "--all"], repo=path)
+    # Some loose ones too, and a symbolic ref, after packing.
+    run_git(["update-ref", "refs/users/alice/loose", refs["refs/heads/trunk"]], repo=path)
+    run_git(["update-ref", "refs/heads/aaa", feature], repo=path)
+    run_git(["symbolic-ref", "refs/heads/alias", "refs/heads/main"], repo=path)
+    return repo
+
+
+def git_advertisement(path, config, protocol):
+    env = {"GIT_PROTOCOL": protocol} if protocol else None
+    argv = _service_argv("receive-pack", path, advertise=True, config=config)
+    return run_git(argv, env=env).stdout
+
+
+@pytest.mark.parametrize("protocol", [None, "version=1"])
+def test_same_bytes_as_receive_pack(busy_repo, protocol):
+    path = busy_repo.disk_path
+    shown = advertisement.shown_prefixes(CONTRIBUTOR)
+    ours = advertisement.write(path, shown, _with_limits("receive-pack", CONTRIBUTOR), protocol)
+    theirs = git_advertisement(path, CONTRIBUTOR, protocol)
+    assert ours == theirs
+    text = ours.decode()
+    assert "refs/users/alice/loose" in text and "refs/heads/alias" in text and "refs/tags/light" in text
+    assert "refs/users/bob/" not in text and "refs/users/alicex/" not in text and "refs/archive/" not in text
+    assert ("version 1" in text) == (protocol == "version=1")
+
+
+def test_same_bytes_when_nothing_is_shown(busy_repo):
+    config = [("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/nobody/")]
+    path = busy_repo.disk_path
+    ours = advertisement.write(path, ["refs/users/nobody"], _with_limits("receive-pack", config), None)
+    assert ours == git_advertisement(path, config, None)
+    assert b"capabilities^{}" in ours
+
+
+def test_probe_follows_the_repository_config(busy_repo):
+    """The capabilities are cached by the config's content: a changed config is seen at once."""
+    path = busy_repo.disk_path
+    heads = [("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/heads/")]
+    before = advertisement.write(path, ["refs/heads"], heads, None)
+    assert b" push-options" in before and b" atomic" in before
+    run_git(["config", "receive.advertisePushOptions", "false"], repo=path)
+    run_git(["config", "receive.advertiseAtomic", "false"], repo=path)
+    after = advertisement.write(path, ["refs/heads"], heads, None)
+    assert b" push-options" not in after and b" atomic" not in after
+    assert after == git_advertisement(path, heads, None)
+
+
+def test_repository_with_alternates_is_left_to_git(busy_repo, tmp_path):
+    path = busy_repo.disk_path
+    (path / "objects" / "info" / "alternates").write_text(f"{tmp_path}/elsewhere/objects\n")
+    assert advertisement.write(path, ["refs/heads"], CONTRIBUTOR, None) is None
+
+
+def test_workspaces_asks_for_the_prefix_path_on_advertisement_only(busy_repo):
+    alice = UserFactory(username="alice")
+    get = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=True, refs=None)
+    post = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=False, refs=["refs/heads/main"])
+    assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", "refs/users/alice"]
+    assert advertisement.shown_prefixes(post) is None
+    assert ("receive.hideRefs", "refs/users/") in post and ("receive.hideRefs", "!refs/users/alice/") in post
