@@ -7,6 +7,12 @@ incrementals are too many or too large, a new base. Both flavors are written, ve
 and read back before either is listed; then both are published in one transaction (a new
 base supersedes the old generation in the same one). Superseded objects are deleted after
 BUNDLE_DELETE_GRACE.
+
+Objects are stored in the area of the repository's visibility (bundles.storage): a run first
+retires bundles of the other area (a visibility change, or keys from before areas existed) and
+deletes at once, without a grace period, anything of a now-private repository still under
+`public/`; publication re-checks the visibility, so a change during the run cannot leave a
+private repository's bundle listed or public.
 """
 
 from __future__ import annotations
@@ -25,9 +31,18 @@ from django.utils import timezone
 
 from bundles import packing, selectors
 from bundles.models import Bundle, BundleBuild, BundleState, Flavor, Kind
-from bundles.storage import CONTENT_TYPE, BundleStorage, StorageError, file_digest, get_storage, scratch_dir
+from bundles.storage import (
+    CONTENT_TYPE,
+    PUBLIC,
+    BundleStorage,
+    StorageError,
+    area_for,
+    file_digest,
+    get_storage,
+    scratch_dir,
+)
 from repos.git import GitError
-from repos.models import Repository
+from repos.models import Repository, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +77,8 @@ def _progress(build: BundleBuild | None, text: str) -> None:
         BundleBuild.objects.filter(pk=build.pk).update(progress=text[:200])
 
 
-def object_key(sha256: str, flavor: str) -> str:
-    return f"{sha256}.zst.bundle" if flavor == Flavor.ZSTD else f"{sha256}.bundle"
+def object_key(sha256: str, flavor: str, area: str) -> str:
+    return f"{area}/{sha256}.zst.bundle" if flavor == Flavor.ZSTD else f"{area}/{sha256}.bundle"
 
 
 # --- cleaning up --------------------------------------------------------------------------------
@@ -84,6 +99,49 @@ def drop_from(repo_id: int, creation_token: int, *, reason: str) -> int:
     return Bundle.objects.filter(
         repository_id=repo_id, state=BundleState.PUBLISHED, creation_token__gte=creation_token
     ).update(state=BundleState.DELETED, deleted_at=timezone.now())
+
+
+def retire_other_areas(repo: Repository) -> int:
+    """Unlist published bundles stored outside the repository's current area: it changed
+    visibility, or they predate areas. Lists already skip them (bundles.selectors.listable);
+    this starts their grace period and lets plan() build a new base in the right area."""
+    return (
+        Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED)
+        .exclude(storage_key__startswith=f"{area_for(repo)}/")
+        .update(state=BundleState.DELETED, deleted_at=timezone.now())
+    )
+
+
+def purge_exposed(repo: Repository, storage: BundleStorage, *, include_building: bool = False) -> int:
+    """Delete, now, the objects a private repository still has under `public/`, where a
+    bucket policy or CDN may serve them to anyone; the number deleted.
+
+    A key also named by a public repository stays (same sha256, same bytes: public already)
+    and is pruned with that repository's rows. Rows of a build in progress are left to that
+    build (include_building=False), which purges after itself: it holds the lock and knows
+    when its uploads are over.
+    """
+    if repo.is_public:
+        return 0
+    rows = Bundle.objects.filter(repository=repo, storage_key__startswith=f"{PUBLIC}/")
+    if not include_building:
+        rows = rows.exclude(state=BundleState.BUILDING)
+    deleted = 0
+    for key in sorted(set(rows.values_list("storage_key", flat=True))):
+        shared = Bundle.objects.filter(
+            storage_key=key, repository__visibility=Visibility.PUBLIC
+        ).exclude(repository=repo).exists()
+        if not shared:
+            storage.delete(key)
+            deleted += 1
+        now = timezone.now()
+        rows.filter(storage_key=key).exclude(state=BundleState.DELETED).update(
+            state=BundleState.DELETED, deleted_at=now
+        )
+        rows.filter(storage_key=key).update(storage_key="")
+    if deleted:
+        log.warning("bundles: deleted %s public objects of private repository %s", deleted, repo.full_name)
+    return deleted
 
 
 def audit(repo: Repository, storage: BundleStorage, *, deep: bool = False) -> int | None:
@@ -141,7 +199,7 @@ def _collapse_due(generation: list[Bundle]) -> bool:
 def plan(repo: Repository, refs: dict[str, str]) -> Plan | None:
     """What to build next, or None when the current generation already covers every ref."""
     path = repo.disk_path
-    generation = selectors.current_generation(repo.pk)
+    generation = selectors.current_generation(repo)
     covered = selectors.covered_tips(generation)
     changed = {ref: oid for ref, oid in refs.items() if covered.get(ref) != oid}
     if generation and not changed:
@@ -170,7 +228,7 @@ def next_token(repo: Repository) -> int:
 # --- building -----------------------------------------------------------------------------------
 
 
-def _build_flavor(repo, storage, work: Path, the_plan: Plan, token: int, flavor: str, build) -> Bundle:
+def _build_flavor(repo, storage, work: Path, the_plan: Plan, token: int, flavor: str, build, area: str) -> Bundle:
     row = Bundle.objects.create(
         repository=repo, kind=the_plan.kind, flavor=flavor, creation_token=token,
         tips=dict(the_plan.spec.refs), prerequisites=list(the_plan.spec.prerequisites),
@@ -196,7 +254,7 @@ def _build_flavor(repo, storage, work: Path, the_plan: Plan, token: int, flavor:
         checked.unlink()
     _checkpoint(f"verified-{flavor}")
     digest = file_digest(final)
-    key = object_key(digest.sha256, flavor)
+    key = object_key(digest.sha256, flavor, area)
     # The key is recorded before the upload, so an object a crash leaves behind is known to
     # the row and removed by the prune.
     Bundle.objects.filter(pk=row.pk).update(storage_key=key, size=digest.size, sha256=digest.sha256)
@@ -211,7 +269,8 @@ def _build_flavor(repo, storage, work: Path, the_plan: Plan, token: int, flavor:
     return row
 
 
-def _publish(repo: Repository, rows: list[Bundle], kind: str, token: int) -> None:
+def _publish(repo: Repository, rows: list[Bundle], kind: str, token: int, area: str) -> bool:
+    """List the rows; False (nothing listed) if the repository changed visibility meanwhile."""
     now = timezone.now()
     with transaction.atomic():
         if kind == Kind.BASE:
@@ -224,12 +283,26 @@ def _publish(repo: Repository, rows: list[Bundle], kind: str, token: int) -> Non
         if updated != len(rows):
             # Another run abandoned our rows: only possible if our lock was taken over.
             raise StorageError("bundle rows changed state during the build; not publishing")
+        # Read after the writes above, with the row locked: a visibility change (which saves
+        # this row) either committed before, and is seen here, or commits after, and its
+        # receiver (bundles.services.bundles_visibility_changed) retires what we publish.
+        visibility = Repository.objects.select_for_update().filter(pk=repo.pk).values_list(
+            "visibility", flat=True
+        ).first()
+        if visibility is None or (visibility == Visibility.PUBLIC) != (area == PUBLIC):
+            transaction.set_rollback(True)
+            return False
+    return True
 
 
 def build_repository_bundles(repo: Repository, *, build: BundleBuild | None = None, deep_audit=False):
     """One build run. The caller holds the repository's bundle lock."""
     storage = get_storage()
+    repo.refresh_from_db(fields=["visibility"])
+    area = area_for(repo)
     abandon_unfinished(repo)
+    retire_other_areas(repo)
+    purge_exposed(repo, storage, include_building=True)
     dropped = audit(repo, storage, deep=deep_audit)
     refs = packing.canonical_refs(repo.disk_path)
     if not refs:
@@ -242,13 +315,21 @@ def build_repository_bundles(repo: Repository, *, build: BundleBuild | None = No
     work = scratch_dir(repo.pk)
     try:
         rows = [
-            _build_flavor(repo, storage, work, the_plan, token, flavor, build)
+            _build_flavor(repo, storage, work, the_plan, token, flavor, build, area)
             for flavor in (Flavor.STANDARD, Flavor.ZSTD)
         ]
         _checkpoint("before-publish")
-        _publish(repo, rows, the_plan.kind, token)
+        published = _publish(repo, rows, the_plan.kind, token, area)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if area == PUBLIC:
+            # Gone private while we uploaded to public/: delete what this run stored there
+            # (the visibility change's own purge leaves a running build's rows alone).
+            repo.refresh_from_db(fields=["visibility"])
+            purge_exposed(repo, storage, include_building=True)
+    if not published:
+        abandon_unfinished(repo)
+        return BuildOutcome("", "the repository's visibility changed during the build; not published")
     _progress(build, f"published {the_plan.kind} bundle {token}")
     prune(storage, repo=repo)
     reason = f"rebuilt after dropping bundles from {dropped}" if dropped else ""

@@ -60,7 +60,7 @@ def bundles_page(request, owner: str, name: str):
     return render(request, "bundles/page.html", {
         "repo": repo,
         "tab": "bundles",
-        "generations": [(flavor.label, selectors.current_generation(repo.pk, flavor)) for flavor in Flavor],
+        "generations": [(flavor.label, selectors.current_generation(repo, flavor)) for flavor in Flavor],
         "builds": builds,
         "running": running,
         "offload": offload(repo),

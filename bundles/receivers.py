@@ -1,4 +1,5 @@
-"""Builds follow pushes to canonical refs, debounced, never in the push itself."""
+"""Builds follow pushes to canonical refs, debounced, never in the push itself; a visibility
+change moves the repository's bundles to the other storage area."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import time
 from django.conf import settings
 from django.dispatch import receiver
 
-from repos.models import RefUpdate
-from repos.signals import push_recorded
+from repos.models import RefUpdate, Repository
+from repos.signals import push_recorded, visibility_changed
 
 log = logging.getLogger(__name__)
 CANONICAL_PREFIXES = ("refs/heads/", "refs/tags/")
@@ -29,3 +30,13 @@ def build_after_push(sender, push_id: int, repository_id: int, **_kwargs) -> Non
     except Exception:
         # The push has been accepted; a broker outage only delays bundles until the next push.
         log.exception("could not enqueue a bundle build for repository %s", repository_id)
+
+
+@receiver(visibility_changed)
+def move_after_visibility_change(sender, repository_id: int, **_kwargs) -> None:
+    repo = Repository.objects.filter(pk=repository_id).select_related("owner").first()
+    if repo is None:
+        return
+    from bundles.services import bundles_visibility_changed
+
+    bundles_visibility_changed(repo=repo)

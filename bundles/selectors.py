@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 from bundles.models import Bundle, BundleState, Flavor, Kind
+from bundles.storage import area_for
 
 
-def current_generation(repo_id: int, flavor: str = Flavor.STANDARD) -> list[Bundle]:
-    """The newest published base and the incrementals after it, oldest first.
+def listable(repo):
+    """Published bundles stored in the area the repository's visibility calls for now.
+
+    Filtering on the area makes a visibility change take effect at the first list after it,
+    however the change was made; bundles of the other area (and legacy keys without an area)
+    are left for the next build to replace (bundles.build.retire_other_areas).
+    """
+    return Bundle.objects.filter(
+        repository_id=repo.pk, state=BundleState.PUBLISHED, storage_key__startswith=f"{area_for(repo)}/"
+    )
+
+
+def current_generation(repo, flavor: str = Flavor.STANDARD) -> list[Bundle]:
+    """The newest listable base and the incrementals after it, oldest first (one query).
 
     Publishing a base marks the previous generation deleted in the same transaction, so this
-    is normally every published row; the token bound guards against a half-superseded state.
+    is normally every listable row; cutting at the newest base guards against a
+    half-superseded state.
     """
-    published = Bundle.objects.filter(repository_id=repo_id, state=BundleState.PUBLISHED, flavor=flavor)
-    base = published.filter(kind=Kind.BASE).order_by("-creation_token").first()
-    if base is None:
-        return []
-    return list(published.filter(creation_token__gte=base.creation_token).order_by("creation_token"))
+    rows = list(listable(repo).filter(flavor=flavor).order_by("creation_token"))
+    bases = [i for i, row in enumerate(rows) if row.kind == Kind.BASE]
+    return rows[bases[-1]:] if bases else []
+
+
+def has_listable(repo) -> bool:
+    return listable(repo).filter(kind=Kind.BASE).exists()
 
 
 def covered_tips(generation: list[Bundle]) -> dict[str, str]:

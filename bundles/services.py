@@ -1,16 +1,19 @@
-"""Writes: a build run under the repository's lock, with its BundleBuild history row."""
+"""Writes: a build run under the repository's lock, with its BundleBuild history row; what a
+visibility change does to a repository's bundles."""
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
 
 from bundles import build, locking
-from bundles.models import BuildState, BundleBuild
-from repos.models import Repository
+from bundles.models import BuildState, Bundle, BundleBuild, BundleState, Kind
+from bundles.storage import PRIVATE, PUBLIC, StorageError, get_storage
+from repos.models import Repository, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,33 @@ def bundles_build(*, repo: Repository, requested_at: datetime | None = None, dee
         locking.release(repo.pk, me)
 
 
+def bundles_visibility_changed(*, repo: Repository) -> int:
+    """The repository changed visibility: its bundles belong in the other area now.
+
+    Lists already skip the old area (bundles.selectors.listable); here the old bundles are
+    unlisted for good, a private repository's objects under `public/` are deleted at once
+    (no grace period: anyone may be reading `public/`), and a build into the new area is
+    queued. Returns the number of objects deleted. Storage or broker trouble is logged, not
+    raised: the visibility change stands, and the next build (beat runs it for repositories
+    in this state) finishes the job.
+    """
+    repo.refresh_from_db(fields=["visibility"])
+    build.retire_other_areas(repo)
+    deleted = 0
+    try:
+        deleted = build.purge_exposed(repo, get_storage())
+    except StorageError:
+        log.exception("could not delete the public bundles of %s; the next build retries", repo.full_name)
+    from bundles.tasks import build_bundles
+
+    try:
+        # With the request time: if a build is running, the task waits for it and runs after.
+        build_bundles.apply_async((repo.pk, time.time()))
+    except Exception:
+        log.exception("could not enqueue a bundle build for repository %s", repo.pk)
+    return deleted
+
+
 def repositories_due_for_bundles():
     from django.db.models import Exists, Max, OuterRef, Q
 
@@ -72,8 +102,26 @@ def repositories_due_for_bundles():
         push__repository=OuterRef("pk"), push__created_at__gt=OuterRef("last_build")
     ).filter(Q(ref__startswith="refs/heads/") | Q(ref__startswith="refs/tags/"))
     never_built = ~Exists(BundleBuild.objects.filter(repository=OuterRef("pk")))
+    # Bundles that no list shows: published outside the area the visibility calls for (a
+    # change the receiver missed, keys from before areas existed), objects of a private
+    # repository under public/, or, for a repository that had bundles, no listable base (a
+    # visibility change whose queued build was lost, objects found missing).
+    rows = Bundle.objects.filter(repository=OuterRef("pk"))
+    published = rows.filter(state=BundleState.PUBLISHED)
+    public = Q(visibility=Visibility.PUBLIC)
+    misplaced = (public & Exists(published.exclude(storage_key__startswith=f"{PUBLIC}/"))) | (
+        ~public & (
+            Exists(published.exclude(storage_key__startswith=f"{PRIVATE}/"))
+            | Exists(rows.filter(storage_key__startswith=f"{PUBLIC}/"))
+        )
+    )
+    bases = published.filter(kind=Kind.BASE)
+    listable = (public & Exists(bases.filter(storage_key__startswith=f"{PUBLIC}/"))) | (
+        ~public & Exists(bases.filter(storage_key__startswith=f"{PRIVATE}/"))
+    )
+    unlisted = Exists(rows) & ~listable
     return (
         Repository.objects.annotate(last_build=last_start[:1])
-        .filter(never_built | Exists(canonical_since))
+        .filter(never_built | Exists(canonical_since) | misplaced | unlisted)
         .order_by("pk")
     )

@@ -1,9 +1,13 @@
 """Where bundle objects live, behind one interface.
 
-Keys are content-addressed (`<sha256>.bundle`, `<sha256>.zst.bundle`), so writing an object
-that already exists is a no-op and a key never names two contents (mozilla's
-generate_hg_s3_bundles.py names its bundles the same way). The filesystem backend is the
-embedded default and is served by the app (bundles.views.bundle_object).
+Keys are content-addressed (`<area>/<sha256>.bundle`, `<area>/<sha256>.zst.bundle`), so writing
+an object that already exists is a no-op and a key never names two contents (mozilla's
+generate_hg_s3_bundles.py names its bundles the same way). The area is `public` or `private`,
+the repository's visibility when the bundle was built: an operator can make `public/` readable
+by anyone (a bucket policy, a CDN) and keep `private/` behind signed URLs. Keys without an area
+were stored before the split; they are never listed again and are pruned like superseded ones.
+The filesystem backend is the embedded default and is served by the app
+(bundles.views.bundle_object).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from django.conf import settings
 
 CONTENT_TYPE = "application/x-git-bundle"
 IMMUTABLE = "public, max-age=31536000, immutable"
-_KEY = re.compile(r"[0-9a-f]{64}(\.zst)?\.bundle")
+PUBLIC, PRIVATE = "public", "private"
+_KEY = re.compile(r"(?:(public|private)/)?[0-9a-f]{64}(\.zst)?\.bundle")
 CHUNK = 1024 * 1024
 
 
@@ -39,6 +44,17 @@ class StoredObject:
 
 def valid_key(key: str) -> bool:
     return bool(_KEY.fullmatch(key))
+
+
+def area_for(repo) -> str:
+    """Where the bundles of this repository belong now."""
+    return PUBLIC if repo.is_public else PRIVATE
+
+
+def key_area(key: str) -> str | None:
+    """`public` or `private`; None for a key stored before areas existed (or no key)."""
+    match = _KEY.fullmatch(key)
+    return match[1] if match else None
 
 
 def file_digest(path: Path) -> StoredObject:
@@ -62,7 +78,8 @@ class BundleStorage(Protocol):
 
 
 class FileStorage:
-    """Objects under one directory; the app serves them, so url() points back at the app."""
+    """Objects under one directory (`public/`, `private/`); the app serves them, so url() points
+    back at the app, which checks access either way."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -76,12 +93,13 @@ class FileStorage:
         # content_type / content_encoding are not stored: the view derives them from the
         # Bundle row (the flavor), as S3 stores them with the object.
         final = self.path(key)
-        self.root.mkdir(parents=True, exist_ok=True)
+        directory = final.parent  # root/public or root/private (root itself for legacy keys)
+        directory.mkdir(parents=True, exist_ok=True)
         # Written even when the key exists: a damaged object of the same name is replaced,
         # and readers keep the inode they opened.
         # A temporary name in the same directory, fsynced, then renamed: a reader never sees
         # a partial object, and a crash leaves only a `.tmp-*` file behind.
-        tmp = self.root / f".tmp-{uuid.uuid4().hex}"
+        tmp = directory / f".tmp-{uuid.uuid4().hex}"
         try:
             with open(path, "rb") as src, open(tmp, "wb") as dst:
                 while chunk := src.read(CHUNK):
@@ -91,7 +109,7 @@ class FileStorage:
             os.replace(tmp, final)
         finally:
             tmp.unlink(missing_ok=True)
-        dir_fd = os.open(self.root, os.O_RDONLY)
+        dir_fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dir_fd)  # the rename itself survives a power cut
         finally:

@@ -7,90 +7,18 @@ git asks for credentials; a signed-in user without read access gets 404.
 
 from __future__ import annotations
 
-import ipaddress
-import logging
 import re
 
-from django.conf import settings
-from django.db import transaction
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from bundles import build, selectors
-from bundles.models import Flavor
-from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, StorageError, get_storage, valid_key
+from bundles import selectors
+from bundles.listing import listed_entries, render_list
+from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, get_storage, valid_key
 from repos import selectors as repo_selectors
 from repos import transfers
 from repos.smarthttp import GitHTTPError
 from repos.views.git_http import authorize, git_credentials, text_response
-
-log = logging.getLogger(__name__)
-
-
-def accepts_zstd(header: str) -> bool:
-    """True if Accept-Encoding names zstd (or *) with a non-zero q."""
-    for item in header.split(","):
-        coding, _, params = item.strip().partition(";")
-        if coding.strip().lower() not in ("zstd", "*"):
-            continue
-        match = re.search(r"q\s*=\s*([0-9.]+)", params)
-        try:
-            if match is None or float(match[1]) > 0:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def _route_for(address: str) -> str | None:
-    """The base URL for this client from BUNDLE_BASE_URLS (public bundles only: private ones
-    are served after an access check or through short-lived signed URLs)."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return None
-    for network, base in settings.BUNDLE_BASE_URLS:
-        if ip.version == network.version and ip in network:
-            return base
-    return None
-
-
-def render_list(entries: list[tuple[str, str, int]]) -> str:
-    """git's bundle list (Documentation/technical/bundle-uri.txt), config format."""
-    lines = ["[bundle]", "\tversion = 1", "\tmode = all", "\theuristic = creationToken"]
-    for list_id, uri, token in entries:
-        lines += [f'[bundle "{list_id}"]', f"\turi = {uri}", f"\tcreationToken = {token}"]
-    return "\n".join(lines) + "\n"
-
-
-def _listed_entries(request, repo, flavor: str) -> tuple[list[tuple[str, str, int]], int]:
-    """The list's (id, uri, creationToken) entries, and the bytes they add up to."""
-    storage = get_storage()
-    # Absolute: git 2.39 does not resolve relative URIs in a bundle list.
-    base_url = request.build_absolute_uri("/")
-    entries = []
-    total = 0
-    for bundle in selectors.current_generation(repo.pk, flavor):
-        try:
-            present = storage.size(bundle.storage_key) == bundle.size
-        except StorageError:
-            # Storage is down: advertise nothing, and clones come from the server as before.
-            log.exception("bundle storage unreachable; listing no bundles for %s", repo.full_name)
-            return [], 0
-        if not present:
-            build.drop_from(repo.pk, bundle.creation_token, reason=f"{bundle.storage_key} missing at listing")
-            from bundles.tasks import build_bundles
-
-            transaction.on_commit(lambda: build_bundles.delay(repo.pk))
-            break
-        route = None if not repo.is_public else _route_for(request.META.get("REMOTE_ADDR", ""))
-        if route:
-            uri = route + storage.public_path(bundle.storage_key)
-        else:
-            uri = storage.url(bundle.storage_key, base_url=base_url, private=not repo.is_public)
-        entries.append((bundle.list_id, uri, bundle.creation_token))
-        total += bundle.size
-    return entries, total
 
 
 @require_GET
@@ -99,12 +27,14 @@ def bundle_list(request, owner: str, name: str):
         repo, _pusher = authorize(request, owner, name)
     except GitHTTPError as exc:
         return text_response(exc.status, exc.message)
-    zstd = accepts_zstd(request.META.get("HTTP_ACCEPT_ENCODING", ""))
-    entries, listed_bytes = _listed_entries(request, repo, Flavor.ZSTD if zstd else Flavor.STANDARD)
+    listing = listed_entries(
+        repo, accept_encoding=request.META.get("HTTP_ACCEPT_ENCODING", ""),
+        remote_addr=request.META.get("REMOTE_ADDR", ""), base_url=request.build_absolute_uri("/"),
+    )
     # What clients were sent to fetch from bundles: the offload figure's measure for storage
     # the app never sees (S3, a CDN). Objects the app serves itself are counted exactly too.
-    transfers.add(repo.pk, bundle_list_requests=1, bundle_bytes_listed=listed_bytes)
-    body = render_list(entries)
+    transfers.add(repo.pk, bundle_list_requests=1, bundle_bytes_listed=listing.size)
+    body = render_list(listing)
     response = HttpResponse(body, content_type="text/plain; charset=utf-8")
     response["Vary"] = "Accept-Encoding, Authorization"
     # Lists change with every build; the objects they name never do.

@@ -192,6 +192,9 @@ BUNDLE_STALE_CLAIM = timedelta(hours=6)
 # rest): "10.0.0.0/8=https://bucket.s3.eu-central-1.amazonaws.com/ 0.0.0.0/0=https://cdn.example/".
 # Unmatched clients get the storage's own URL.
 BUNDLE_BASE_URLS = cidr_url_table(env_str("BUNDLE_BASE_URLS"))
+# The protocol v2 advertisement (every upload-pack request of a repository with bundles) trusts
+# a storage check this recent instead of asking storage again (bundles.listing).
+BUNDLE_PRESENCE_CACHE_SECONDS = env_int("BUNDLE_PRESENCE_CACHE_SECONDS", 60, minimum=0)
 BUNDLE_GIT_TIMEOUT = env_int("BUNDLE_GIT_TIMEOUT", 6 * 3600, minimum=10)
 
 # --- git ------------------------------------------------------------------------------------

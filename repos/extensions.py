@@ -1,12 +1,15 @@
 """Extension points through which other apps shape pushes, without repos importing them.
 
 workspaces registers its ref policy (installed as the hooks' policy.py), the rules the hook
-applies, and per-request git configuration (ref hiding, proc-receive) in its AppConfig.ready().
+applies, and per-request git configuration (ref hiding, proc-receive) in its AppConfig.ready();
+bundles registers per-request configuration too (the protocol v2 bundle list).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "hooks" / "policy.py"
@@ -16,8 +19,20 @@ _policy_source: Path = DEFAULT_POLICY
 _extra_hooks: dict[str, Path] = {}
 # (repo, user, role_label, commands [(old, new, ref)]) -> environment for the hooks
 _hook_env_providers: list[Callable] = []
-# (repo, user, role_label, service, advertise: bool, commands: list[str] | None) -> git -c pairs
+# (repo, user, role_label, service, advertise: bool, refs: list[str] | None[, client]) -> git -c pairs
 _git_config_providers: list[Callable] = []
+# providers whose signature takes `client` (or **kwargs); the others are called without it
+_client_aware: set[Callable] = set()
+
+
+@dataclass(frozen=True)
+class GitClient:
+    """What a git config provider may know of the client behind one smart HTTP request."""
+
+    accept_encoding: str = ""  # its Accept-Encoding (git's curl lists what it can decode)
+    remote_addr: str = ""
+    base_url: str = ""  # the site's absolute URL as the client reached it, "http://host/"
+    protocol: str | None = None  # the Git-Protocol header, "version=2" for v2
 
 
 def set_push_policy(source: Path) -> None:
@@ -45,6 +60,9 @@ def register_hook_environment(provider: Callable) -> None:
 def register_git_config(provider: Callable) -> None:
     if provider not in _git_config_providers:
         _git_config_providers.append(provider)
+        parameters = inspect.signature(provider).parameters.values()
+        if any(p.name == "client" or p.kind is p.VAR_KEYWORD for p in parameters):
+            _client_aware.add(provider)
 
 
 def hook_environment(repo, user, role: str, commands=()) -> dict[str, str]:
@@ -54,8 +72,10 @@ def hook_environment(repo, user, role: str, commands=()) -> dict[str, str]:
     return env
 
 
-def git_config(repo, user, role: str, *, service: str, advertise: bool, refs: list[str] | None) -> list[tuple[str, str]]:
+def git_config(repo, user, role: str, *, service: str, advertise: bool, refs: list[str] | None,
+               client: GitClient | None = None) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for provider in _git_config_providers:
-        pairs.extend(provider(repo, user, role, service=service, advertise=advertise, refs=refs))
+        extra = {"client": client} if provider in _client_aware else {}
+        pairs.extend(provider(repo, user, role, service=service, advertise=advertise, refs=refs, **extra))
     return pairs

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from repos import storage, tokens
+from repos import signals, storage, tokens
 from repos.errors import Conflict, ImportFailed, InvalidInput
 from repos.git import GitError, is_valid_refname, run_git
 from repos.models import AccessToken, Membership, Repository, Role, TokenScope, User, Visibility
@@ -190,6 +190,12 @@ def repository_update(
     if visibility is not None:
         if visibility not in Visibility.values:
             raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
+        if visibility != repo.visibility:
+            # bundles moves the repository's bundles to the other storage area (issue 5).
+            old, repo_id = repo.visibility, repo.pk
+            transaction.on_commit(lambda: signals.visibility_changed.send(
+                sender=Repository, repository_id=repo_id, old=old, new=visibility
+            ))
         repo.visibility = visibility
     if default_branch is not None and default_branch != repo.default_branch:
         _validate_branch(default_branch)

@@ -186,11 +186,12 @@ def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands) -> 
     }
 
 
-def advertise(repo: Repository, service: str, pusher: Pusher, protocol: str | None) -> GitProcessResponse:
+def advertise(repo: Repository, service: str, pusher: Pusher, protocol: str | None,
+              client: extensions.GitClient | None = None) -> GitProcessResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=True,
-                                   refs=None)
+                                   refs=None, client=client)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
                      stdin=subprocess.DEVNULL, stderr=stderr)
@@ -205,7 +206,7 @@ def advertise(repo: Repository, service: str, pusher: Pusher, protocol: str | No
 
 
 def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip: bool,
-        protocol: str | None) -> GitProcessResponse:
+        protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
@@ -231,7 +232,7 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
-                                   refs=refs)
+                                   refs=refs, client=client)
     if service == "upload-pack":
         def on_exit(_returncode: int, sent: int) -> None:
             # The origin's share of clone and fetch traffic, for the offload figure.

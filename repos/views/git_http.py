@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from repos import selectors, smarthttp
 from repos.auth import parse_authorization
+from repos.extensions import GitClient
 from repos.tokens import authenticate_token
 
 REALM = 'Basic realm="hostsite"'
@@ -67,6 +68,16 @@ def authorize(request, owner: str, name: str, service: str = "upload-pack"):
     return repo, smarthttp.Pusher(user, selectors.role_for(user, repo))
 
 
+def git_client(request, protocol: str | None) -> GitClient:
+    """The request's client, as per-request git configuration (repos.extensions) sees it."""
+    return GitClient(
+        accept_encoding=request.META.get("HTTP_ACCEPT_ENCODING", ""),
+        remote_addr=request.META.get("REMOTE_ADDR", ""),
+        base_url=request.build_absolute_uri("/"),
+        protocol=protocol,
+    )
+
+
 @require_GET
 def info_refs(request, owner: str, name: str):
     service_param = request.GET.get("service", "")
@@ -76,7 +87,7 @@ def info_refs(request, owner: str, name: str):
     try:
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
         repo, pusher = authorize(request, owner, name, service)
-        return smarthttp.advertise(repo, service, pusher, protocol)
+        return smarthttp.advertise(repo, service, pusher, protocol, client=git_client(request, protocol))
     except smarthttp.GitHTTPError as exc:
         return text_response(exc.status, exc.message)
 
@@ -98,7 +109,7 @@ def service_rpc(request, owner: str, name: str, service: str):
         # transfer encoding there (Django's own stream would see an empty body).
         return smarthttp.rpc(
             repo, service, pusher, body=request.META["wsgi.input"], gzip=encoding in ("gzip", "x-gzip"),
-            protocol=protocol,
+            protocol=protocol, client=git_client(request, protocol),
         )
     except smarthttp.GitHTTPError as exc:
         return text_response(exc.status, exc.message)

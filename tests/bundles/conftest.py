@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bundles import build
+from bundles import build, listing
 from tests.gitutil import git
 
 
@@ -15,9 +15,9 @@ def bundle_store(settings):
     root = Path(settings.BUNDLE_STORAGE["path"])
     assert settings.BUNDLE_STORAGE["backend"] == "file"
     root.mkdir(parents=True, exist_ok=True)
-    before = set(root.iterdir())
+    before = {path for path in root.rglob("*") if path.is_file()}
     yield root
-    for path in set(root.iterdir()) - before:
+    for path in {path for path in root.rglob("*") if path.is_file()} - before:
         path.unlink(missing_ok=True)
 
 
@@ -25,6 +25,14 @@ def bundle_store(settings):
 def _no_failpoints():
     yield
     build.FAILPOINTS.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_presence_cache():
+    """Storage checks the v2 advertisement cached must not outlive the test that made them."""
+    listing.forget_presence()
+    yield
+    listing.forget_presence()
 
 
 def add_commits(repo_path: Path, work: Path, env: dict[str, str], n: int, *, branch="main", tag=None) -> str:

@@ -65,7 +65,7 @@ def test_base_bundle_has_canonical_refs_only_in_both_flavors(repo, bundle_store,
     assert standard.commit_count == 3 and standard.prerequisites == []
     for row in (standard, zstd):
         assert (row.size, row.sha256) == tuple(file_digest(bundle_store / row.storage_key).__dict__.values())
-        assert row.storage_key.startswith(row.sha256)
+        assert row.storage_key.startswith(f"public/{row.sha256}")  # a public repository
     assert zstd.storage_key.endswith(".zst.bundle")
     with open(bundle_store / zstd.storage_key, "rb") as fh:
         raw = zstandard.ZstdDecompressor().stream_reader(fh).read(16)

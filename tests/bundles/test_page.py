@@ -77,9 +77,11 @@ def test_base_url_is_chosen_per_client_network(world, bundle_store, settings):
     # Private repositories never go to a shared mirror: their objects need an access check.
     world.repo.visibility = "private"
     world.repo.save()
+    services.bundles_build(repo=world.repo)  # into the private area
     import base64
 
     auth = "Basic " + base64.b64encode(f"owner:{world.owner.token}".encode()).decode()
     private = Client(REMOTE_ADDR="192.0.2.10").get("/owner/project.git/bundle-list", HTTP_AUTHORIZATION=auth)
     assert private.status_code == 200
-    assert all(u.startswith("http://testserver/bundles/") for u in re.findall(r"uri = (\S+)", private.content.decode()))
+    uris = re.findall(r"uri = (\S+)", private.content.decode())
+    assert uris and all(u.startswith("http://testserver/bundles/private/") for u in uris)

@@ -7,8 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
+from unittest import mock
 
 import boto3
 import pytest
@@ -50,9 +52,10 @@ def s3(moto_endpoint, monkeypatch, settings):
     client = boto3.client("s3", endpoint_url=moto_endpoint)
     client.create_bucket(Bucket=BUCKET)
     # Public repositories' bundles are fetched anonymously (from the bucket or a CDN in front
-    # of it): the operator grants public read, as here.
+    # of it): the operator grants public read on public/ only, as README says.
     client.put_bucket_policy(Bucket=BUCKET, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{BUCKET}/*"}]}))
+        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+        "Resource": f"arn:aws:s3:::{BUCKET}/b/public/*"}]}))
     settings.BUNDLE_STORAGE = {"backend": "s3", "bucket": BUCKET, "prefix": "b", "endpoint_url": moto_endpoint}
     yield client
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
@@ -137,3 +140,88 @@ def test_private_repository_gets_presigned_urls(s3, moto_endpoint, git_home, tmp
     with urllib.request.urlopen(uri, timeout=30) as got:
         zstd = Bundle.objects.get(repository=repo, flavor=Flavor.ZSTD, state=BundleState.PUBLISHED)
         assert got.headers["Content-Encoding"] == "zstd" and len(got.read()) == zstd.size
+
+
+def anonymous_get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as got:
+            got.read()
+            return got.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def object_names(s3, area: str) -> set[str]:
+    found = s3.list_objects_v2(Bucket=BUCKET, Prefix=f"b/{area}/").get("Contents", [])
+    return {obj["Key"] for obj in found}
+
+
+def basic_auth(repo) -> str:
+    from repos.services import token_create
+
+    secret = token_create(user=repo.owner, scope="read")[1]
+    return "Basic " + base64.b64encode(f"{repo.owner.username}:{secret}".encode()).decode()
+
+
+def listed_uris(client, repo, **headers) -> list[str]:
+    response = client.get(f"/{repo.full_name}.git/bundle-list", HTTP_ACCEPT_ENCODING="zstd", **headers)
+    assert response.status_code == 200
+    return [line.split("=", 1)[1].strip() for line in response.content.decode().splitlines() if "uri =" in line]
+
+
+def test_public_and_private_repositories_use_separate_areas(s3, moto_endpoint, git_home, tmp_path, client):
+    from repos.models import Visibility
+
+    public = RepositoryFactory()
+    private = RepositoryFactory(visibility=Visibility.PRIVATE)
+    for repo in (public, private):
+        add_commits(repo.disk_path, tmp_path / f"work-{repo.pk}", git_home, 2)
+        services.bundles_build(repo=repo)
+    public_keys = {f"b/{row.storage_key}" for row in Bundle.objects.filter(repository=public)}
+    private_keys = {f"b/{row.storage_key}" for row in Bundle.objects.filter(repository=private)}
+    assert len(public_keys) == len(private_keys) == 2
+    assert object_names(s3, "public") == public_keys and object_names(s3, "private") == private_keys
+
+    # The bucket policy makes public/ readable by anyone, and nothing else.
+    for uri in listed_uris(client, public):
+        assert uri.startswith(f"{moto_endpoint}/{BUCKET}/b/public/") and anonymous_get(uri) == 200
+    for key in private_keys:
+        assert anonymous_get(f"{moto_endpoint}/{BUCKET}/{key}") == 403
+    uris = listed_uris(client, private, HTTP_AUTHORIZATION=basic_auth(private))
+    assert len(uris) == 1 and f"/{BUCKET}/b/private/" in uris[0] and "X-Amz-Signature=" in uris[0]
+    assert anonymous_get(uris[0]) == 200  # the signed URL is the way in
+
+
+def test_public_to_private_deletes_public_objects_at_once(s3, moto_endpoint, git_home, tmp_path, client,
+                                                         django_capture_on_commit_callbacks):
+    from repos import services as repo_services
+    from repos.models import Visibility
+
+    repo = RepositoryFactory()
+    work = tmp_path / "work"
+    add_commits(repo.disk_path, work, git_home, 2)
+    services.bundles_build(repo=repo)
+    add_commits(repo.disk_path, work, git_home, 1)
+    services.bundles_build(repo=repo)  # an incremental: four public objects
+    old_uris = listed_uris(client, repo)
+    assert len(old_uris) == 2 and all(anonymous_get(uri) == 200 for uri in old_uris)
+    assert len(object_names(s3, "public")) == 4
+
+    with mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue, \
+            django_capture_on_commit_callbacks(execute=True):
+        repo_services.repository_update(repo=repo, visibility=Visibility.PRIVATE)
+    # No grace period: the public objects are gone, and nothing of the old area is listed.
+    assert object_names(s3, "public") == set()
+    assert all(anonymous_get(uri) in (403, 404) for uri in old_uris)
+    auth = basic_auth(repo)
+    assert listed_uris(client, repo, HTTP_AUTHORIZATION=auth) == []
+    assert not Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).exists()
+    assert not Bundle.objects.filter(repository=repo, storage_key__startswith="public/").exists()
+    # A build into the private area was queued; it runs, and the list is back, signed.
+    (args,), _ = enqueue.call_args
+    assert args[0] == repo.pk
+    assert services.repositories_due_for_bundles().filter(pk=repo.pk).exists()
+    assert services.bundles_build(repo=repo).outcome.kind == "base"
+    uris = listed_uris(client, repo, HTTP_AUTHORIZATION=auth)
+    assert len(uris) == 1 and f"/{BUCKET}/b/private/" in uris[0] and "X-Amz-Signature=" in uris[0]
+    assert len(object_names(s3, "private")) == 2 and object_names(s3, "public") == set()
