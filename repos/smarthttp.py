@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
+from django.http import HttpResponse
 
-from repos import extensions, pktline, pushes, transfers
+from repos import advertisement, extensions, pktline, pushes, transfers
 from repos.git import popen_git
-from repos.gitstream import CHUNK, Feeder, GitProcessResponse
+from repos.gitstream import CHUNK, NO_CACHE_HEADERS, Feeder, GitProcessResponse
 from repos.models import Repository, Role
 
 log = logging.getLogger(__name__)
@@ -162,11 +163,15 @@ def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | Non
         raise GitHTTPError(400, f"malformed request: {exc}") from None
 
 
+def _with_limits(service: str, config: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    if service == "receive-pack":
+        return [("receive.maxInputSize", str(settings.GIT_MAX_PUSH_SIZE)), *config]
+    return config
+
+
 def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tuple[str, str]]) -> list[str]:
     argv = []
-    if service == "receive-pack":
-        argv += ["-c", f"receive.maxInputSize={settings.GIT_MAX_PUSH_SIZE}"]
-    for key, value in config:
+    for key, value in _with_limits(service, config):
         argv += ["-c", f"{key}={value}"]
     argv += [service, "--stateless-rpc"]
     if advertise:
@@ -186,22 +191,28 @@ def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands) -> 
     }
 
 
-def advertise(repo: Repository, service: str, pusher: Pusher, protocol: str | None,
-              client: extensions.GitClient | None = None) -> GitProcessResponse:
+def advertise(repo: Repository, service: str, pusher: Pusher,
+              protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=True,
                                    refs=None, client=client)
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
-                     stdin=subprocess.DEVNULL, stderr=stderr)
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
     if not wants_v2(protocol) or service == "receive-pack":
         prefix = pktline.encode(f"# service=git-{service}\n") + pktline.FLUSH
+    content_type = f"application/x-git-{service}-advertisement"
+    if service == "receive-pack" and (shown := advertisement.shown_prefixes(config)) is not None:
+        # A pusher shown a few namespaces: listed by prefix, without reading every ref.
+        body = advertisement.write(path, shown, _with_limits(service, config), protocol)
+        if body is not None:
+            return HttpResponse(prefix + body, content_type=content_type, headers=NO_CACHE_HEADERS)
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
+    proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
+                     stdin=subprocess.DEVNULL, stderr=stderr)
     return GitProcessResponse(
-        proc, content_type=f"application/x-git-{service}-advertisement", prefix=prefix, stderr_file=stderr
+        proc, content_type=content_type, prefix=prefix, stderr_file=stderr
     )
 
 
