@@ -1,19 +1,25 @@
-"""The push advertisement for a pusher who is shown only a few ref namespaces.
+"""Advertisements the app writes without starting git on the repository.
 
-git's receive-pack (2.39) reads every ref of the repository to write its advertisement and
-only then drops the hidden ones: with 100k workspace refs that is ~15 ms of every push, for a
-contributor who is shown a dozen refs (bench/workspaces.py). When a request's hideRefs hide
-everything and then expose a few prefixes (`refs/`, `!refs/heads/`, ... : what workspaces asks
-for contributors), this module writes the same advertisement from
-`git for-each-ref <prefixes>`, which seeks to each prefix instead of reading them all.
+1. The push advertisement for a pusher who is shown only a few ref namespaces. git's
+   receive-pack (2.39) reads every ref of the repository to write its advertisement and only
+   then drops the hidden ones: with 100k workspace refs that is ~15 ms of every push, for a
+   contributor who is shown a dozen refs (bench/workspaces.py). When a request's hideRefs hide
+   everything and then expose a few prefixes (`refs/`, `!refs/heads/`, ... : what workspaces
+   asks for contributors), this module writes the same advertisement from
+   `git for-each-ref <prefixes>`, which seeks to each prefix instead of reading them all.
+   Byte for byte what receive-pack writes (tests/repos/test_advertisement.py compares the
+   two): refs sorted by name, the capabilities on the first line, `capabilities^{}` when there
+   is no ref, a `version 1` line when the client asked for protocol v1.
 
-What receive-pack would write, byte for byte (tests/repos/test_advertisement.py compares the
-two): refs sorted by name, the capabilities on the first line, `capabilities^{}` when there is
-no ref, a `version 1` line when the client asked for protocol v1. The capabilities come from
-receive-pack itself, run once per configuration on an empty repository that reads the
-repository's config file: so `atomic`, `push-options`, `object-format` and `agent` are git's own.
-Anything this module does not model (namespaced `^` patterns, a repository with alternates,
-whose refs git advertises as `.have`) goes to git as before.
+2. The protocol v2 capability advertisement of upload-pack (the GET that starts every v2 clone
+   and fetch). It lists no refs: it depends on git's version, the repository's config and the
+   request's options only, so it is served from a cache instead of a git process per request.
+
+Both come from git itself: the service run with `--advertise-refs` on an empty repository that
+reads the repository's config file (as its global config) and the request's `-c` options,
+cached by the config's content. So `atomic`, `push-options`, `object-format`, `agent`,
+`bundle-uri` and the rest are git's own. Anything not modelled here (namespaced `^` patterns, a
+repository with alternates, whose refs git advertises as `.have`) goes to git as before.
 """
 
 from __future__ import annotations
@@ -76,6 +82,15 @@ def write(repo_path: Path, prefixes: list[str], config: Sequence[tuple[str, str]
     return b"".join(out)
 
 
+def upload_pack_v2(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str) -> bytes | None:
+    """upload-pack's protocol v2 capability advertisement, or None if git must write it."""
+    try:
+        return _probe_output("upload-pack", repo_path, config, protocol)
+    except (GitError, OSError, ValueError):
+        log.exception("falling back to upload-pack's own advertisement for %s", repo_path)
+        return None
+
+
 @dataclass(frozen=True)
 class Probe:
     head: bytes  # what precedes the refs: `version 1`, or nothing
@@ -83,36 +98,8 @@ class Probe:
     empty: bytes  # the whole advertisement of a repository without refs
 
 
-# Options that only choose which refs are shown: the probe has none, so they are left out of it
-# and of its cache key (which would otherwise hold one entry per pusher).
-_REF_SELECTION_KEYS = _HIDE_KEYS | {"core.alternaterefsprefixes"}
-_probes: dict[tuple[bytes, tuple[str, ...], str | None], Probe] = {}
-_MAX_PROBES = 256
-
-
 def _probe(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | None) -> Probe:
-    """receive-pack's advertisement of an empty repository, with this repository's config file
-    and this request's other `-c` options; cached by the config's content, so every
-    repository with the same config shares one probe."""
-    argv = tuple(arg for key, value in config if key.lower() not in _REF_SELECTION_KEYS
-                 for arg in ("-c", f"{key}={value}"))
-    key = ((repo_path / "config").read_bytes(), argv, protocol)
-    probe = _probes.get(key)
-    if probe is None:
-        if len(_probes) >= _MAX_PROBES:
-            _probes.clear()
-        probe = _probes[key] = _run_probe(repo_path, argv, protocol)
-    return probe
-
-
-def _run_probe(repo_path: Path, argv: tuple[str, ...], protocol: str | None) -> Probe:
-    fmt = run_git(["rev-parse", "--show-object-format"], repo=repo_path).text.strip()
-    # The repository's config, read as the global one, applies to the empty repository too.
-    env = {"GIT_CONFIG_GLOBAL": str(repo_path / "config")}
-    if protocol:
-        env["GIT_PROTOCOL"] = protocol
-    out = run_git([*argv, "receive-pack", "--stateless-rpc", "--advertise-refs", str(_empty_repo(fmt))],
-                  env=env).stdout
+    out = _probe_output("receive-pack", repo_path, config, protocol)
     head = b""
     pos = 0
     while pos < len(out):
@@ -128,6 +115,35 @@ def _run_probe(repo_path: Path, argv: tuple[str, ...], protocol: str | None) -> 
         head += out[pos:pos + length]  # `version 1`
         pos += length
     raise ValueError("receive-pack advertised no capabilities")
+
+
+# Options that only choose which refs are shown: the probe has none, so they are left out of it
+# and of its cache key (which would otherwise hold one entry per pusher).
+_REF_SELECTION_KEYS = _HIDE_KEYS | {"core.alternaterefsprefixes"}
+_probes: dict[tuple[str, bytes, tuple[str, ...], str | None], bytes] = {}
+_MAX_PROBES = 256
+
+
+def _probe_output(service: str, repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | None) -> bytes:
+    """What `git <service> --advertise-refs` writes for an empty repository with this
+    repository's config file and this request's other `-c` options; cached by the config's
+    content, so every repository with the same config shares one entry."""
+    argv = tuple(arg for key, value in config if key.lower() not in _REF_SELECTION_KEYS
+                 for arg in ("-c", f"{key}={value}"))
+    key = (service, (repo_path / "config").read_bytes(), argv, protocol)
+    out = _probes.get(key)
+    if out is None:
+        fmt = run_git(["rev-parse", "--show-object-format"], repo=repo_path).text.strip()
+        # The repository's config, read as the global one, applies to the empty repository too.
+        env = {"GIT_CONFIG_GLOBAL": str(repo_path / "config")}
+        if protocol:
+            env["GIT_PROTOCOL"] = protocol
+        out = run_git([*argv, service, "--stateless-rpc", "--advertise-refs", str(_empty_repo(fmt))],
+                      env=env).stdout
+        if len(_probes) >= _MAX_PROBES:
+            _probes.clear()
+        _probes[key] = out
+    return out
 
 
 @functools.cache

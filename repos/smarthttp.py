@@ -203,11 +203,15 @@ def advertise(repo: Repository, service: str, pusher: Pusher,
     if not wants_v2(protocol) or service == "receive-pack":
         prefix = pktline.encode(f"# service=git-{service}\n") + pktline.FLUSH
     content_type = f"application/x-git-{service}-advertisement"
+    body = None
     if service == "receive-pack" and (shown := advertisement.shown_prefixes(config)) is not None:
         # A pusher shown a few namespaces: listed by prefix, without reading every ref.
         body = advertisement.write(path, shown, _with_limits(service, config), protocol)
-        if body is not None:
-            return HttpResponse(prefix + body, content_type=content_type, headers=NO_CACHE_HEADERS)
+    elif service == "upload-pack" and wants_v2(protocol):
+        # v2 lists no refs here: the same capabilities for every request with this config.
+        body = advertisement.upload_pack_v2(path, config, protocol)
+    if body is not None:
+        return HttpResponse(prefix + body, content_type=content_type, headers=NO_CACHE_HEADERS)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
                      stdin=subprocess.DEVNULL, stderr=stderr)

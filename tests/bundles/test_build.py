@@ -35,6 +35,12 @@ def published(repo, flavor=Flavor.STANDARD):
                 .order_by("creation_token"))
 
 
+def anchored(refs: dict[str, str]) -> dict[str, str]:
+    """refs plus the bundle-tags/ branch a bundle lists for each tag (all annotated here)."""
+    return refs | {packing.TAG_ANCHORS + ref.removeprefix("refs/tags/"): oid
+                   for ref, oid in refs.items() if ref.startswith("refs/tags/")}
+
+
 def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
     """Apply bundles in order to a fresh repository, as a client does; its refs afterwards."""
     target = tmp_path / "client.git"
@@ -49,7 +55,9 @@ def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
         out = git(env, "--git-dir", str(target), "bundle", "unbundle", str(path)).stdout
         listed.update(dict(reversed(line.split(" ", 1)) for line in out.splitlines()))
     for ref, oid in listed.items():
-        git(env, "--git-dir", str(target), "update-ref", ref, oid)
+        # A branch may not point at a tag object: clients keep these under refs/bundles/.
+        local = "refs/bundles/" + ref.removeprefix("refs/heads/") if ref.startswith(packing.TAG_ANCHORS) else ref
+        git(env, "--git-dir", str(target), "update-ref", local, oid)
     git(env, "--git-dir", str(target), "fsck", "--no-progress")
     return listed
 
@@ -71,7 +79,10 @@ def test_base_bundle_has_canonical_refs_only_in_both_flavors(repo, bundle_store,
         raw = zstandard.ZstdDecompressor().stream_reader(fh).read(16)
     assert raw == packing.BUNDLE_SIGNATURE
     assert (bundle_store / standard.storage_key).read_bytes().startswith(packing.BUNDLE_SIGNATURE)
-    assert unbundle_chain(git_home, tmp_path, [zstd], bundle_store) == canonical
+    # The annotated tag is listed as a branch under bundle-tags/ too, so clients keep a ref to
+    # it (packing.TAG_ANCHORS); the tips recorded are the canonical refs.
+    unbundled = unbundle_chain(git_home, tmp_path, [zstd], bundle_store)
+    assert unbundled == canonical | {"refs/heads/bundle-tags/v1": canonical["refs/tags/v1"]}
     assert BundleBuild.objects.get(repository=repo).state == BuildState.SUCCEEDED
     assert not locking.is_claimed(repo.pk)
     # Nothing changed: nothing to build.
@@ -95,8 +106,9 @@ def test_incrementals_then_collapse(repo, bundle_store, git_home, tmp_path, sett
     assert rows[1].commit_count == 2 and rows[1].prerequisites and set(rows[1].tips) == {"refs/heads/main"}
     assert set(rows[2].tips) == {"refs/heads/next", "refs/tags/v2"}
     canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
-    assert unbundle_chain(git_home, tmp_path / "std", rows, bundle_store) == canonical
-    assert unbundle_chain(git_home, tmp_path / "zst", published(repo, Flavor.ZSTD), bundle_store) == canonical
+    assert unbundle_chain(git_home, tmp_path / "std", rows, bundle_store) == anchored(canonical)
+    assert unbundle_chain(git_home, tmp_path / "zst", published(repo, Flavor.ZSTD), bundle_store) == anchored(
+        canonical)
 
     # A third incremental would exceed BUNDLE_COLLAPSE_COUNT: a new base replaces them all.
     add_commits(repo.disk_path, work, git_home, 1)
@@ -177,7 +189,7 @@ def test_damaged_object_is_dropped_and_rebuilt(repo, bundle_store, git_home, tmp
     assert rows[0].pk == base.pk and rows[1].pk != inc.pk
     assert Bundle.objects.get(pk=inc.pk).state == BundleState.DELETED
     canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
-    assert unbundle_chain(git_home, tmp_path, rows, bundle_store) == canonical
+    assert unbundle_chain(git_home, tmp_path, rows, bundle_store) == anchored(canonical)
 
 
 def test_empty_repository_builds_nothing(bundle_store):
@@ -249,3 +261,15 @@ def test_zstd_flavor_holds_a_pack_without_zlib_even_with_a_bitmap(tmp_path, git_
     assert raw.stat().st_size > standard.stat().st_size * 1.2
     compressed = len(zstandard.ZstdCompressor(level=3).compress(raw.read_bytes()))
     assert compressed < standard.stat().st_size
+
+
+def test_tag_anchors_only_for_annotated_tags_and_never_over_a_real_branch(repo, git_home):
+    path = repo.disk_path
+    refs = packing.canonical_refs(path)
+    git(git_home, "--git-dir", str(path), "tag", "light", refs["refs/heads/main"])
+    refs = packing.canonical_refs(path)
+    listed = packing.header_refs(path, refs)
+    assert listed == refs | {"refs/heads/bundle-tags/v1": refs["refs/tags/v1"]}  # not the lightweight tag
+    git(git_home, "--git-dir", str(path), "branch", "bundle-tags", "main")
+    refs = packing.canonical_refs(path)
+    assert packing.header_refs(path, refs) == refs

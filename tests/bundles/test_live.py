@@ -34,15 +34,21 @@ def list_uris(body: bytes) -> list[str]:
 
 
 def clone(env, tmp_path, name, url, *extra):
-    """Clone with trace2 on; (refs of the clone, trace events)."""
+    """Clone with trace2 and packet tracing on; (refs of the clone, trace events)."""
     target = tmp_path / name
     trace = tmp_path / f"{name}.trace"
-    result = git({**env, "GIT_TRACE2_EVENT": str(trace)}, "clone", "--bare", "--quiet", *extra, url, str(target),
-                 check=False)
+    packets = tmp_path / f"{name}.packets"
+    result = git({**env, "GIT_TRACE2_EVENT": str(trace), "GIT_TRACE_PACKET": str(packets)}, "clone", "--bare",
+                 "--quiet", *extra, url, str(target), check=False)
     assert result.returncode == 0, result.stderr
     git(env, "--git-dir", str(target), "fsck", "--no-progress")
     events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
     return target, events
+
+
+def fetch_requests(tmp_path, name) -> int:
+    """protocol v2 `fetch` commands the clone sent to the origin (its negotiation rounds)."""
+    return (tmp_path / f"{name}.packets").read_text(errors="replace").count("> command=fetch")
 
 
 def bundle_downloads(events) -> list[str]:
@@ -82,6 +88,10 @@ def test_clone_with_bundle_uri_in_both_flavors(project, live_server_url, git_hom
     assert bundle_downloads(events) == zstd_uris
     assert refs_of(git_home, zstd_clone, "refs/heads", "refs/tags") == expected
     assert refs_of(git_home, zstd_clone, "refs/bundles")  # what the bundle brought
+    # The annotated tag came with the bundle and a ref to it: the origin is not asked for it.
+    assert fetch_requests(tmp_path, "plain") == 1 and fetch_requests(tmp_path, "zstd") == 0
+    tag = expected["refs/tags/v1"]
+    assert refs_of(git_home, zstd_clone, "refs/bundles/bundle-tags") == {"refs/bundles/bundle-tags/v1": tag}
 
     # The standard flavor: the list a client without zstd gets, handed to git as a file.
     saved = tmp_path / "standard-list"

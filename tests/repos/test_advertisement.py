@@ -110,3 +110,22 @@ def test_workspaces_asks_for_the_prefix_path_on_advertisement_only(busy_repo):
     assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", "refs/users/alice"]
     assert advertisement.shown_prefixes(post) is None
     assert ("receive.hideRefs", "refs/users/") in post and ("receive.hideRefs", "!refs/users/alice/") in post
+
+
+def git_v2_capabilities(path, config):
+    argv = _service_argv("upload-pack", path, advertise=True, config=config)
+    return run_git(argv, env={"GIT_PROTOCOL": "version=2"}).stdout
+
+
+@pytest.mark.parametrize("config", [[], [("uploadpack.advertiseBundleURIs", "true")],
+                                    [("uploadpack.allowFilter", "false")]])
+def test_v2_capabilities_same_bytes_as_upload_pack(busy_repo, config):
+    path = busy_repo.disk_path
+    ours = advertisement.upload_pack_v2(path, config, "version=2")
+    assert ours == git_v2_capabilities(path, config)
+    assert ours.startswith(b"000eversion 2\n") and b"fetch=" in ours and b"refs/" not in ours
+    assert (b"filter" in ours) == (config != [("uploadpack.allowFilter", "false")])
+    # The repository's own config counts, and a change to it is seen at once.
+    run_git(["config", "uploadpack.allowFilter", "false"], repo=path)
+    assert b"filter" not in advertisement.upload_pack_v2(path, config, "version=2")
+    assert advertisement.upload_pack_v2(path, config, "version=2") == git_v2_capabilities(path, config)
