@@ -19,6 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from repos.git import run_git
+from repos.locking import repository_lock
 from repos.models import Repository
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,10 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
     pushes_seen = repo.pushes_since_maintenance
     try:
         path = repo.disk_path
-        run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
-        run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
+        # Not while a merge or a cleanup moves refs (repos.locking); they wait for the repack.
+        with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_TIMEOUT):
+            run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
+            run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
     except Exception:
         Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=None)
         raise
