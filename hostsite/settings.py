@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "repos",
     "workspaces",
     "bundles",
+    "reviews",
 ]
 
 MIDDLEWARE = [
@@ -159,6 +160,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "repos.tasks.schedule_maintenance",
         "schedule": timedelta(minutes=env_int("MAINTENANCE_SCHEDULE_MINUTES", 60, minimum=1)),
     },
+    "expire-archived-refs": {
+        "task": "workspaces.tasks.expire_archived_refs",
+        "schedule": timedelta(hours=1),
+    },
     "schedule-bundle-builds": {
         "task": "bundles.tasks.schedule_bundle_builds",
         "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
@@ -217,7 +222,20 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 
 # Workspaces: refs per user per repository (a repository setting may override it).
 WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
+# Workspace refs deleted because their work landed stay restorable (under refs/archive/) this long.
+WORKSPACE_ARCHIVE_DAYS = env_int("WORKSPACE_ARCHIVE_DAYS", 30, minimum=1)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
+
+# Browsing (repos/diffs.py, repos/views/browse.py): what a page renders before it offers the rest.
+DIFF_MAX_BYTES = env_int("DIFF_MAX_KB", 1024, minimum=1) * 1024
+DIFF_MAX_FILES = env_int("DIFF_MAX_FILES", 300, minimum=1)
+DIFF_MAX_FILE_LINES = env_int("DIFF_MAX_FILE_LINES", 2000, minimum=1)
+# "Show the whole diff" and one file's full diff get these, larger, caps.
+DIFF_FULL_MAX_BYTES = env_int("DIFF_FULL_MAX_KB", 16 * 1024, minimum=1) * 1024
+DIFF_FULL_MAX_FILES = env_int("DIFF_FULL_MAX_FILES", 5000, minimum=1)
+DIFF_FULL_MAX_FILE_LINES = env_int("DIFF_FULL_MAX_FILE_LINES", 200000, minimum=1)
+# Files larger than this are offered as a raw download instead of being shown inline.
+BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -10,8 +10,6 @@ from repos.browse import Commit
 from repos.git import run_git
 from repos.models import Repository
 
-DIFF_MAX_BYTES = 1024 * 1024
-
 
 @dataclass(frozen=True)
 class WorkspaceRef:
@@ -110,32 +108,10 @@ def ref_commits(repo: Repository, ref: str, limit: int = 250) -> list[Commit]:
     return commits
 
 
-@dataclass(frozen=True)
-class Diff:
-    stat: str
-    patch: str
-    truncated: bool
-    base: str | None
-
-
-def combined_diff(repo: Repository, ref: str) -> Diff:
-    """The ref's changes against its merge base with the default branch (what merging brings)."""
+def merge_base(repo: Repository, ref: str) -> str | None:
+    """Where the ref left the default branch: the base of its combined diff (what merging
+    brings). None without common history (the diff is then against the empty tree)."""
     base = _default_tip(repo)
-    if base:
-        merge_base = run_git(["merge-base", base, ref], repo=repo.disk_path, check=False).text.strip() or None
-    else:
-        merge_base = None
-    if merge_base:
-        spec = [merge_base, ref]
-    else:
-        # No common history: everything the ref holds, against the empty tree.
-        empty_tree = run_git(["hash-object", "-t", "tree", "/dev/null"], repo=repo.disk_path).text.strip()
-        spec = [empty_tree, ref]
-    # One git call for both: the stat comes first, then the patch from the first "diff --git".
-    raw = run_git(["diff", "--no-color", "-M", "--stat=120", "--patch", *spec, "--"], repo=repo.disk_path).stdout
-    cut = raw.find(b"\ndiff --git ")
-    stat_bytes, patch_bytes = (raw[:cut], raw[cut + 1 :]) if cut >= 0 else (raw, b"")
-    stat = stat_bytes.decode("utf-8", "replace").strip("\n")
-    truncated = len(patch_bytes) > DIFF_MAX_BYTES
-    patch = patch_bytes[:DIFF_MAX_BYTES].decode("utf-8", "replace")
-    return Diff(stat, patch, truncated, merge_base)
+    if not base:
+        return None
+    return run_git(["merge-base", base, ref], repo=repo.disk_path, check=False).text.strip() or None

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from repos.errors import InvalidInput, ServiceError
 from repos.git import is_valid_refname
 from repos.views import admin_repo_or_404, repo_or_404
+from repos.views.diffs import diff_context
 from workspaces import browse, selectors, services
 from workspaces.models import ProtectedBranch, Workspace
 
@@ -48,24 +49,11 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     if current is None:
         raise Http404
     commits = browse.ref_commits(repo, ref)
-    diff = browse.combined_diff(repo, ref)
-    lines = [(_line_class(line), line) for line in diff.patch.splitlines()]
+    base = browse.merge_base(repo, ref)
     return render(request, "workspaces/ref.html", {
-        "repo": repo, "username": username, "ref": browse.with_counts(repo, [current])[0], "commits": commits, "diff": diff,
-        "lines": lines, "tab": "workspaces",
+        "repo": repo, "username": username, "ref": browse.with_counts(repo, [current])[0], "commits": commits,
+        "base": base, "tab": "workspaces", **diff_context(request, repo.disk_path, base, current.sha),
     })
-
-
-def _line_class(line: str) -> str:
-    if line.startswith(("+++", "---", "diff ", "index ", "similarity", "rename ", "new file", "deleted file")):
-        return "meta"
-    if line.startswith("@@"):
-        return "hunk"
-    if line.startswith("+"):
-        return "add"
-    if line.startswith("-"):
-        return "del"
-    return ""
 
 
 @login_required

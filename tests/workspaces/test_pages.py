@@ -46,8 +46,9 @@ def test_ref_page_shows_commits_and_escaped_diff(busy):
     assert response.status_code == 200
     assert "alice one" in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; two" in page
     assert "<script>alert(" not in page
-    assert '<span class="add">+alice one</span>' in page
-    stat = page.split('<pre class="diffstat">', 1)[1].split("</pre>", 1)[0]
+    # An added line, numbered on the new side only.
+    assert '<tr class="add"><td class="ln"></td><td class="ln">1</td><td class="code">+alice one</td></tr>' in page
+    stat = page.split('<p class="diffstat">', 1)[1].split("</p>", 1)[0]
     assert "2 files changed" in stat and "diff --git" not in stat
     assert "a&lt;b&gt;.txt" in page and "main moves" not in page  # only what the ref brings
 
