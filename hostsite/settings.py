@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "repos",
     "workspaces",
     "bundles",
+    "reviews",
 ]
 
 MIDDLEWARE = [

@@ -151,6 +151,9 @@ class Push(models.Model):
     protocol = models.CharField(max_length=20, default="http")
     # True when any ref it updated is in a workspace (refs/users/...).
     touches_workspace = models.BooleanField(default=False)
+    # The push options the client sent (`git push -o key=value`), as "key=value" strings,
+    # bounded by the post-receive hook; reviews opens proposals from title=/description=.
+    push_options = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -1,0 +1,2 @@
+def hook_environment(repo, user, role, commands=()):
+    return {}

@@ -1,0 +1,117 @@
+"""Reads for proposals: who may do what, lists, revisions and what each revision holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db.models import QuerySet
+
+from repos.browse import Commit
+from repos.git import run_git
+from repos.models import Repository, Role
+from repos.selectors import role_for
+from reviews.models import Approval, Proposal, ProposalRevision, ProposalState
+
+COMMITS_MAX = 250
+DIFF_MAX_BYTES = 1024 * 1024
+
+
+def is_maintainer(user, repo: Repository) -> bool:
+    role = role_for(user, repo)
+    return role is not None and role >= Role.MAINTAINER
+
+
+def is_admin(user, repo: Repository) -> bool:
+    return role_for(user, repo) == Role.ADMIN
+
+
+def may_edit(user, proposal: Proposal) -> bool:
+    """The author and the repository's maintainers may edit, close and reopen."""
+    if user is None or not user.is_authenticated:
+        return False
+    return proposal.author_id == user.pk or is_maintainer(user, proposal.repository)
+
+
+def may_approve(user, proposal: Proposal) -> bool:
+    return (user is not None and user.is_authenticated and proposal.author_id != user.pk
+            and is_maintainer(user, proposal.repository))
+
+
+def proposals_for(repo: Repository, state: str | None = None) -> QuerySet[Proposal]:
+    qs = Proposal.objects.filter(repository=repo).select_related("author")
+    if state in ProposalState.values:
+        qs = qs.filter(state=state)
+    return qs.order_by("-number")
+
+
+def proposal_by_number(repo: Repository, number) -> Proposal | None:
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        return None
+    if not 1 <= number <= 2**31 - 1:
+        return None
+    return (Proposal.objects.select_related("repository__owner", "author", "merged_by")
+            .filter(repository=repo, number=number).first())
+
+
+def latest_revision(proposal: Proposal) -> ProposalRevision | None:
+    return proposal.revisions.order_by("-number").first()
+
+
+def revision_by_number(proposal: Proposal, number) -> ProposalRevision | None:
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        return None
+    if not 1 <= number <= 2**31 - 1:
+        return None
+    return proposal.revisions.filter(number=number).first()
+
+
+@dataclass(frozen=True)
+class ApprovalView:
+    username: str
+    head_sha: str
+    revision: int | None
+    stale: bool
+    when: datetime
+
+
+def approvals(proposal: Proposal, current: ProposalRevision | None) -> list[ApprovalView]:
+    """Every approval; one given to an earlier head is stale (kept, but shown as such)."""
+    rows = Approval.objects.filter(proposal=proposal).select_related("user", "revision")
+    head = current.head_sha if current else ""
+    return [ApprovalView(a.user.username, a.head_sha, a.revision.number if a.revision else None,
+                         a.head_sha != head, a.created_at) for a in rows]
+
+
+def revision_commits(repo: Repository, revision: ProposalRevision) -> list[Commit]:
+    """The revision's commits since its merge base, newest first."""
+    out = run_git(["log", f"--max-count={COMMITS_MAX}", "--format=%H%x00%an%x00%at%x00%s%x1e",
+                   revision.head_sha, f"^{revision.base_sha}", "--"], repo=repo.disk_path, check=False)
+    commits = []
+    for record in out.stdout.decode("utf-8", "replace").split("\x1e"):
+        record = record.strip("\n")
+        if record:
+            sha, author, ts, subject = record.split("\0", 3)
+            commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
+    return commits
+
+
+@dataclass(frozen=True)
+class PlainDiff:
+    stat: str
+    patch: str
+    truncated: bool
+
+
+def revision_diff(repo: Repository, revision: ProposalRevision) -> PlainDiff:
+    """The revision's changes against its merge base: what merging it brings."""
+    raw = run_git(["diff", "--no-color", "-M", "--stat=120", "--patch", revision.base_sha, revision.head_sha, "--"],
+                  repo=repo.disk_path, check=False).stdout
+    cut = raw.find(b"\ndiff --git ")
+    stat, patch = (raw[:cut], raw[cut + 1:]) if cut >= 0 else (raw, b"")
+    return PlainDiff(stat.decode("utf-8", "replace").strip("\n"),
+                     patch[:DIFF_MAX_BYTES].decode("utf-8", "replace"), len(patch) > DIFF_MAX_BYTES)
