@@ -3,7 +3,9 @@ from django.urls import include, path
 urlpatterns = [
     path("api/v1/", include("repos.api.urls")),
     path("api/v1/", include("workspaces.api_urls")),
+    path("api/v1/", include("reviews.api_urls")),
     path("", include("workspaces.urls")),
+    path("", include("reviews.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
     path("", include("repos.urls")),

@@ -14,7 +14,6 @@ from repos.selectors import role_for
 from reviews.models import Approval, Proposal, ProposalRevision, ProposalState
 
 COMMITS_MAX = 250
-DIFF_MAX_BYTES = 1024 * 1024
 
 
 def is_maintainer(user, repo: Repository) -> bool:
@@ -98,20 +97,3 @@ def revision_commits(repo: Repository, revision: ProposalRevision) -> list[Commi
             sha, author, ts, subject = record.split("\0", 3)
             commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
     return commits
-
-
-@dataclass(frozen=True)
-class PlainDiff:
-    stat: str
-    patch: str
-    truncated: bool
-
-
-def revision_diff(repo: Repository, revision: ProposalRevision) -> PlainDiff:
-    """The revision's changes against its merge base: what merging it brings."""
-    raw = run_git(["diff", "--no-color", "-M", "--stat=120", "--patch", revision.base_sha, revision.head_sha, "--"],
-                  repo=repo.disk_path, check=False).stdout
-    cut = raw.find(b"\ndiff --git ")
-    stat, patch = (raw[:cut], raw[cut + 1:]) if cut >= 0 else (raw, b"")
-    return PlainDiff(stat.decode("utf-8", "replace").strip("\n"),
-                     patch[:DIFF_MAX_BYTES].decode("utf-8", "replace"), len(patch) > DIFF_MAX_BYTES)

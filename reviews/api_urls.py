@@ -1,0 +1,14 @@
+from django.urls import path
+
+from reviews import api
+
+_P = "repos/<str:owner>/<str:name>/proposals"
+
+urlpatterns = [
+    path(_P, api.ProposalListView.as_view(), name="api-proposals"),
+    path(f"{_P}/<int:number>", api.ProposalDetailView.as_view(), name="api-proposal"),
+    path(f"{_P}/<int:number>/comments", api.CommentListView.as_view(), name="api-proposal-comments"),
+    path(f"{_P}/<int:number>/approvals", api.ApprovalView.as_view(), name="api-proposal-approvals"),
+    path(f"{_P}/<int:number>/merge", api.MergeView.as_view(), name="api-proposal-merge"),
+    path(f"{_P}/<int:number>/revisions", api.RevisionListView.as_view(), name="api-proposal-revisions"),
+]

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from reviews import views
+
+_P = "<str:owner>/<str:name>/proposals"
+
+urlpatterns = [
+    path(_P, views.proposal_list, name="proposals"),
+    path(f"{_P}/new", views.proposal_new, name="proposal-new"),
+    path(f"{_P}/<int:number>", views.proposal_detail, name="proposal"),
+    path(f"{_P}/<int:number>/revisions/<int:revision>", views.proposal_detail, name="proposal-revision"),
+    path(f"{_P}/<int:number>/edit", views.proposal_edit, name="proposal-edit"),
+    path(f"{_P}/<int:number>/comment", views.proposal_comment, name="proposal-comment"),
+    path(f"{_P}/<int:number>/approve", views.proposal_approve, name="proposal-approve"),
+    path(f"{_P}/<int:number>/state", views.proposal_state, name="proposal-state"),
+    path(f"{_P}/<int:number>/merge", views.proposal_merge, name="proposal-merge"),
+]

@@ -1,0 +1,174 @@
+"""Proposal pages: the list, the "new proposal" form, one proposal (or one of its revisions)
+with commits, diff, comments, approvals and the merge box, and the forms they post to."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from repos import browse as repo_browse
+from repos.errors import ServiceError
+from repos.views import form_error, repo_or_404
+from repos.views.diffs import diff_context
+from reviews import merge, selectors, services
+from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
+from workspaces import browse as ws_browse
+
+PER_PAGE = 30
+
+
+def _proposal_or_404(request, owner: str, name: str, number: int):
+    repo = repo_or_404(request, owner, name)
+    proposal = selectors.proposal_by_number(repo, number)
+    if proposal is None:
+        raise Http404
+    return repo, proposal
+
+
+def _back(proposal):
+    return redirect("proposal", owner=proposal.repository.owner.username, name=proposal.repository.name,
+                    number=proposal.number)
+
+
+def proposal_list(request, owner: str, name: str):
+    repo = repo_or_404(request, owner, name)
+    state = request.GET.get("state", ProposalState.OPEN)
+    if state not in (*ProposalState.values, "all"):
+        state = ProposalState.OPEN
+    page = Paginator(selectors.proposals_for(repo, None if state == "all" else state), PER_PAGE).get_page(
+        request.GET.get("page"))
+    counts = {s: selectors.proposals_for(repo, s).count() for s in ProposalState.values}
+    return render(request, "reviews/list.html", {
+        "repo": repo, "page": page, "state": state, "counts": counts, "tab": "proposals",
+    })
+
+
+class ProposalForm(forms.Form):
+    source_ref = forms.ChoiceField(label="Your workspace ref")
+    target_branch = forms.ChoiceField(label="Target branch")
+    title = forms.CharField(max_length=TITLE_MAX)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}), required=False,
+                                  max_length=DESCRIPTION_MAX)
+
+
+@login_required
+def proposal_new(request, owner: str, name: str):
+    repo = repo_or_404(request, owner, name)
+    refs = ws_browse.user_refs(repo, request.user.username)
+    branches = [r.name for r in repo_browse.refs(repo.disk_path) if r.kind == "branch"]
+    form = ProposalForm(request.POST or None, initial={"source_ref": request.GET.get("ref"),
+                                                        "target_branch": repo.default_branch})
+    form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]
+    form.fields["target_branch"].choices = [(b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)]
+    if request.method == "POST" and form.is_valid():
+        try:
+            proposal = services.proposal_open(repo=repo, user=request.user, **form.cleaned_data)
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Proposal #{proposal.number} opened.")
+            return _back(proposal)
+    return render(request, "reviews/new.html", {"repo": repo, "form": form, "refs": refs, "tab": "proposals"})
+
+
+def proposal_detail(request, owner: str, name: str, number: int, revision: int | None = None, *,
+                    conflict: merge.MergeConflict | None = None, status: int = 200):
+    repo, proposal = _proposal_or_404(request, owner, name, number)
+    latest = selectors.latest_revision(proposal)
+    shown = selectors.revision_by_number(proposal, revision) if revision is not None else latest
+    if shown is None:
+        raise Http404
+    user = request.user
+    context = {
+        "repo": repo, "proposal": proposal, "revision": shown, "latest": latest, "tab": "proposals",
+        "revisions": list(proposal.revisions.select_related("push")),
+        "commits": selectors.revision_commits(repo, shown),
+        "comments": proposal.comments.select_related("revision"),
+        "approvals": selectors.approvals(proposal, latest),
+        "may_edit": selectors.may_edit(user, proposal),
+        "may_approve": proposal.is_open and selectors.may_approve(user, proposal),
+        "may_merge": proposal.is_open and merge.may_merge(user, repo),
+        "strategies": MergeStrategy.choices, "conflict": conflict,
+        "title_max": TITLE_MAX,
+        **diff_context(request, repo.disk_path, shown.base_sha, shown.head_sha),
+    }
+    # "Show the rest" links lead back to this page, also when it answers a merge's POST.
+    args = [repo.owner.username, repo.name, proposal.number]
+    context["diff_url"] = (reverse("proposal-revision", args=[*args, shown.number]) if revision is not None
+                           else reverse("proposal", args=args))
+    return render(request, "reviews/proposal.html", context, status=status)
+
+
+@login_required
+@require_POST
+def proposal_edit(request, owner: str, name: str, number: int):
+    _repo, proposal = _proposal_or_404(request, owner, name, number)
+    try:
+        services.proposal_edit(proposal=proposal, user=request.user, title=request.POST.get("title", ""),
+                               description=request.POST.get("description", ""))
+        messages.success(request, "Proposal updated.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return _back(proposal)
+
+
+@login_required
+@require_POST
+def proposal_comment(request, owner: str, name: str, number: int):
+    _repo, proposal = _proposal_or_404(request, owner, name, number)
+    try:
+        services.comment_add(proposal=proposal, user=request.user, body=request.POST.get("body", ""))
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return _back(proposal)
+
+
+@login_required
+@require_POST
+def proposal_approve(request, owner: str, name: str, number: int):
+    _repo, proposal = _proposal_or_404(request, owner, name, number)
+    try:
+        approval = services.proposal_approve(proposal=proposal, user=request.user)
+        messages.success(request, f"Approved revision {approval.revision.number}.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return _back(proposal)
+
+
+@login_required
+@require_POST
+def proposal_state(request, owner: str, name: str, number: int):
+    _repo, proposal = _proposal_or_404(request, owner, name, number)
+    try:
+        if request.POST.get("action") == "reopen":
+            services.proposal_reopen(proposal=proposal, user=request.user)
+            messages.success(request, "Proposal reopened.")
+        else:
+            services.proposal_close(proposal=proposal, user=request.user)
+            messages.success(request, "Proposal closed.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return _back(proposal)
+
+
+@login_required
+@require_POST
+def proposal_merge(request, owner: str, name: str, number: int):
+    _repo, proposal = _proposal_or_404(request, owner, name, number)
+    try:
+        result = merge.proposal_merge(proposal=proposal, user=request.user, strategy=request.POST.get("strategy", ""),
+                                      expected_head=request.POST.get("head") or None)
+    except merge.MergeConflict as exc:
+        # The page again, with the conflicting files in the merge box.
+        return proposal_detail(request, owner, name, number, conflict=exc, status=409)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Merged into {proposal.target_branch} as {result.sha[:12]} ({result.strategy}).")
+    return _back(proposal)

@@ -1,0 +1,121 @@
+"""Proposal pages: list, new, detail, revisions, and the forms they post."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from repos.pushes import Update, push_record
+from reviews import services
+from reviews.models import Proposal, ProposalState
+
+pytestmark = pytest.mark.django_db
+XSS = "<script>window.pwned=1</script><img src=x onerror=alert(1)>"
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def feature(scene, files=None, ref="refs/users/alice/feature"):
+    scene.checkout("feature", "main")
+    scene.commit("feature work", files or {"b.txt": "first version\n"})
+    head = scene.publish("feature", ref)
+    scene.checkout("main")
+    return head
+
+
+def test_new_proposal_form_lists_own_refs_and_opens_one(scene):
+    feature(scene)
+    alice = signed_in(scene.alice)
+    page = alice.get("/owner/project/proposals/new")
+    assert page.status_code == 200
+    assert b'value="refs/users/alice/feature"' in page.content
+    response = alice.post("/owner/project/proposals/new", {"source_ref": "refs/users/alice/feature",
+                                                           "target_branch": "main", "title": "Add b",
+                                                           "description": "Because."})
+    assert response.status_code == 302 and response["Location"] == "/owner/project/proposals/1"
+    # Someone else's ref is not a choice: the form refuses it.
+    bob = signed_in(scene.bob)
+    refused = bob.post("/owner/project/proposals/new", {"source_ref": "refs/users/alice/feature",
+                                                        "target_branch": "main", "title": "Mine"})
+    assert refused.status_code == 200 and Proposal.objects.count() == 1
+    assert Client().get("/owner/project/proposals/new").status_code == 302  # to sign-in
+
+
+def test_list_and_detail_show_everything_escaped(scene):
+    feature(scene, {"b.txt": f"{XSS}\n"})
+    proposal = services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
+                                      target_branch="main", title=f"Title {XSS}", description=f"Text {XSS}")
+    services.comment_add(proposal=proposal, user=scene.bob, body=f"Comment {XSS}")
+    anonymous = Client()
+    listing = anonymous.get("/owner/project/proposals").content.decode()
+    assert "Title &lt;script&gt;" in listing and "<script>window" not in listing
+    assert 'aria-current="page">Proposals<' in listing.replace("\n", "")
+    page = anonymous.get("/owner/project/proposals/1").content.decode()
+    assert "<script>window" not in page and "<img src=x" not in page
+    assert page.count("&lt;script&gt;window.pwned=1&lt;/script&gt;") >= 4  # title x2, description, comment, diff
+    assert "Revision 1" in page and "feature work" in page
+    assert "merge-box" not in page and "Approve" not in page  # anonymous: no buttons
+    assert anonymous.get("/owner/project/proposals?state=closed").status_code == 200
+    for path in ("/owner/project/proposals/2", "/owner/project/proposals/1/revisions/9",
+                 "/owner/project/proposals/99999999999999999999"):
+        assert anonymous.get(path).status_code == 404, path
+
+
+def test_old_revisions_stay_viewable(scene, django_capture_on_commit_callbacks):
+    first = feature(scene, {"b.txt": "first version\n"})
+    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
+                           target_branch="main", title="Add b")
+    second = feature(scene, {"b.txt": "second version\n"})
+    with django_capture_on_commit_callbacks(execute=True):
+        push_record(repo=scene.repo, pusher=scene.alice, updates=[Update(first, second, "refs/users/alice/feature")])
+    client = Client()
+    latest = client.get("/owner/project/proposals/1").content.decode()
+    assert "second version" in latest and "first version" not in latest
+    old = client.get("/owner/project/proposals/1/revisions/1").content.decode()
+    assert "first version" in old and "second version" not in old
+    assert "the latest is" in old
+
+
+def test_maintainer_approves_and_merges_from_the_page(scene):
+    feature(scene)
+    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
+                           target_branch="main", title="Add b")
+    maint = signed_in(scene.maint)
+    page = maint.get("/owner/project/proposals/1").content.decode()
+    assert "merge-box" in page and "Approve revision 1" in page
+    author_page = signed_in(scene.alice).get("/owner/project/proposals/1").content.decode()
+    assert "merge-box" not in author_page and "Approve revision" not in author_page
+    assert maint.post("/owner/project/proposals/1/approve").status_code == 302
+    assert signed_in(scene.alice).post("/owner/project/proposals/1/merge", {"strategy": "merge"}).status_code == 302
+    assert Proposal.objects.get().state == ProposalState.OPEN  # refused, with a message
+    response = maint.post("/owner/project/proposals/1/merge", {"strategy": "squash"}, follow=True)
+    assert "Merged into main" in response.content.decode()
+    assert Proposal.objects.get().state == ProposalState.MERGED
+
+
+def test_merge_conflict_is_shown_with_the_files(scene):
+    feature(scene, {"a.txt": "one\nTWO\nthree\n"})
+    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
+                           target_branch="main", title="Change a")
+    scene.commit("main", {"a.txt": "one\n2\nthree\n"})
+    before = scene.publish("main")
+    response = signed_in(scene.maint).post("/owner/project/proposals/1/merge", {"strategy": "rebase"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert 'id="merge-conflict"' in page and "<code>a.txt</code>" in page
+    assert scene.tip("refs/heads/main") == before
+
+
+def test_forms_need_csrf(scene):
+    feature(scene)
+    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
+                           target_branch="main", title="Add b")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(scene.maint)
+    for action in ("merge", "approve", "comment", "edit", "state"):
+        assert client.post(f"/owner/project/proposals/1/{action}", {"strategy": "ff", "body": "x"}).status_code == 403
+    assert Proposal.objects.get().state == ProposalState.OPEN
