@@ -160,6 +160,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "repos.tasks.schedule_maintenance",
         "schedule": timedelta(minutes=env_int("MAINTENANCE_SCHEDULE_MINUTES", 60, minimum=1)),
     },
+    "expire-archived-refs": {
+        "task": "workspaces.tasks.expire_archived_refs",
+        "schedule": timedelta(hours=1),
+    },
     "schedule-bundle-builds": {
         "task": "bundles.tasks.schedule_bundle_builds",
         "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
@@ -218,6 +222,8 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 
 # Workspaces: refs per user per repository (a repository setting may override it).
 WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
+# Workspace refs deleted because their work landed stay restorable (under refs/archive/) this long.
+WORKSPACE_ARCHIVE_DAYS = env_int("WORKSPACE_ARCHIVE_DAYS", 30, minimum=1)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
 # Browsing (repos/diffs.py, repos/views/browse.py): what a page renders before it offers the rest.

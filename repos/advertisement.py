@@ -119,7 +119,7 @@ def _probe(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | N
 
 # Options that only choose which refs are shown: the probe has none, so they are left out of it
 # and of its cache key (which would otherwise hold one entry per pusher).
-_REF_SELECTION_KEYS = _HIDE_KEYS | {"core.alternaterefsprefixes"}
+_REF_SELECTION_KEYS = _HIDE_KEYS | {"uploadpack.hiderefs", "core.alternaterefsprefixes"}
 _probes: dict[tuple[str, bytes, tuple[str, ...], str | None], bytes] = {}
 _MAX_PROBES = 256
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 from repos.api.access import repo_or_404, require_admin
 from repos.api.pagination import Pagination
 from repos.api.permissions import Authenticated, TokenScope
-from workspaces import browse, selectors, services
-from workspaces.models import ProtectedBranch, Workspace
+from workspaces import browse, cleanup, selectors, services
+from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 
 class WorkspaceSerializer(serializers.Serializer):
@@ -50,6 +50,7 @@ class ProtectedBranchSerializer(serializers.ModelSerializer):
 
 class WorkspaceSettingsSerializer(serializers.Serializer):
     maintainers_may_edit = serializers.BooleanField(required=False)
+    delete_merged_refs = serializers.BooleanField(required=False)
     ref_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
 
 
@@ -115,7 +116,7 @@ class WorkspaceSettingsView(APIView):
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
         ws = selectors.workspace_settings(repo)
-        return Response({"maintainers_may_edit": ws.maintainers_may_edit, "ref_limit": ws.ref_limit})
+        return Response(_settings_data(ws))
 
     @extend_schema(request=WorkspaceSettingsSerializer, responses=WorkspaceSettingsSerializer)
     def patch(self, request, owner: str, name: str):
@@ -127,5 +128,50 @@ class WorkspaceSettingsView(APIView):
         ws = services.workspace_settings_update(
             repo=repo, maintainers_may_edit=values.get("maintainers_may_edit"),
             ref_limit=values.get("ref_limit"), clear_ref_limit="ref_limit" in values and values["ref_limit"] is None,
+            delete_merged_refs=values.get("delete_merged_refs"),
         )
-        return Response({"maintainers_may_edit": ws.maintainers_may_edit, "ref_limit": ws.ref_limit})
+        return Response(_settings_data(ws))
+
+
+def _settings_data(ws) -> dict:
+    return {"maintainers_may_edit": ws.maintainers_may_edit, "ref_limit": ws.ref_limit,
+            "delete_merged_refs": ws.delete_merged_refs}
+
+
+class ArchivedRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ArchivedRef
+        fields = ["id", "ref", "sha", "branch", "how", "reason", "push", "created_at", "expires_at", "state",
+                  "restored_at"]
+
+
+class RestoreSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, max_length=255,
+                                 help_text="Restore under this name in the same workspace (default: the old one).")
+
+
+class ArchivedRefListView(APIView):
+    @extend_schema(responses=ArchivedRefSerializer(many=True))
+    def get(self, request, owner: str, name: str, username: str):
+        """Workspace refs cleanup deleted because their work landed; restorable until they expire."""
+        repo = repo_or_404(request, owner, name)
+        if not selectors.visible_to(request.user, repo, username):
+            raise NotFound("Workspace not found.")
+        rows = ArchivedRef.objects.filter(repository=repo, username=username)[:200]
+        return Response(ArchivedRefSerializer(rows, many=True).data)
+
+
+class ArchivedRefRestoreView(APIView):
+    permission_classes = [Authenticated, TokenScope]
+
+    @extend_schema(request=RestoreSerializer, responses={200: inline_serializer(
+        "Restored", {"ref": serializers.CharField(), "sha": serializers.CharField()})})
+    def post(self, request, owner: str, name: str, username: str, pk: int):
+        repo = repo_or_404(request, owner, name)
+        archived = ArchivedRef.objects.filter(repository=repo, username=username, pk=pk).first()
+        if archived is None or not selectors.visible_to(request.user, repo, username):
+            raise NotFound("Archived ref not found.")
+        data = RestoreSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ref = cleanup.restore(archived, user=request.user, name=data.validated_data.get("name"))
+        return Response({"ref": ref, "sha": archived.sha})

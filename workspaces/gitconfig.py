@@ -19,7 +19,14 @@ def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
     return env
 
 
+# Where cleanup keeps deleted workspace refs (workspaces.cleanup): never advertised, never
+# fetchable (upload-pack refuses wants that no advertised ref reaches), never pushable.
+ARCHIVE = "refs/archive/"
+
+
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
+    if service == "upload-pack":
+        return [("uploadpack.hideRefs", ARCHIVE)]
     if service != "receive-pack" or user is None:
         return []
     pairs = [
@@ -41,10 +48,13 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
         if advertise:
             # The same refs, said as "hide everything but these": repos.advertisement then
             # lists them by prefix instead of receive-pack reading all 100k (~13 ms a push).
-            # Other namespaces (none are pushable by a contributor) are not shown either.
+            # Other namespaces (refs/archive/; none is pushable by a contributor) are hidden too.
             pairs += [("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")]
         else:
             # The push itself: git refuses updates to other users' workspaces as hidden refs,
             # and the pre-receive policy explains every other refusal.
-            pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}")]
+            pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}"),
+                      ("receive.hideRefs", ARCHIVE)]
+    else:
+        pairs.append(("receive.hideRefs", ARCHIVE))
     return pairs

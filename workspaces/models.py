@@ -14,6 +14,9 @@ class WorkspaceSettings(models.Model):
         default=True, help_text="Maintainers may push to other users' workspaces (admins always may)."
     )
     ref_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Refs per user; empty: site default")
+    delete_merged_refs = models.BooleanField(
+        default=True, help_text="Delete workspace refs once their work is on a branch (restorable for a while)."
+    )
 
     def __str__(self) -> str:
         return f"workspace settings of {self.repository}"
@@ -61,3 +64,63 @@ class Workspace(models.Model):
     @property
     def prefix(self) -> str:
         return f"refs/users/{self.user.username}/"
+
+
+class PatchId(models.Model):
+    """What a workspace push brought, by content: the patch-id (`git patch-id --stable`) of each
+    commit it introduced, and of each updated ref's combined diff against its merge base with
+    the default branch. Cleanup looks up the patch-ids of what lands on a branch here, to find
+    refs whose work landed by rebase or squash without walking every workspace ref."""
+
+    class Kind(models.TextChoices):
+        COMMIT = "commit"
+        COMBINED = "combined"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    patch_id = models.CharField(max_length=64)
+    sha = models.CharField(max_length=64)  # the commit, or the ref's tip for a combined diff
+    push = models.ForeignKey("repos.Push", on_delete=models.CASCADE, related_name="+")  # the workspace push
+
+    class Meta:
+        indexes = [models.Index(fields=["repository", "patch_id"], name="patchid_lookup")]
+        constraints = [models.UniqueConstraint("repository", "kind", "sha", name="patchid_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.sha[:12]}: {self.patch_id[:12]}"
+
+
+class ArchivedRef(models.Model):
+    """A workspace ref the platform deleted because its work landed on a branch. The commit stays
+    reachable under `archive_ref` (refs/archive/..., never advertised) until `expires_at`; the
+    owner can restore it until then."""
+
+    class State(models.TextChoices):
+        ARCHIVED = "archived"
+        RESTORED = "restored"
+        EXPIRED = "expired"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="archived_refs")
+    username = models.CharField(max_length=150)  # the workspace's owner
+    ref = models.CharField(max_length=255)
+    sha = models.CharField(max_length=64)
+    archive_ref = models.CharField(max_length=300, unique=True)
+    branch = models.CharField(max_length=255)
+    how = models.CharField(max_length=20)  # merged / rebased / squashed
+    reason = models.CharField(max_length=300)
+    push = models.ForeignKey("repos.Push", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    deleted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ARCHIVED)
+    restored_at = models.DateTimeField(null=True, blank=True)
+    restored_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["state", "expires_at"], name="archivedref_expiry")]
+
+    def __str__(self) -> str:
+        return f"{self.ref} ({self.reason})"

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from repos.models import Push, User
+from repos.models import Push, RefUpdate, User
 from repos.signals import push_recorded
 from workspaces.models import Workspace
+
+
+@receiver(push_recorded)
+def after_push(sender, push_id: int, repository_id: int, **_kwargs) -> None:
+    """Index a workspace push by patch-id; clean up after a branch moved (workspaces.cleanup)."""
+    from workspaces import tasks
+
+    updates = list(RefUpdate.objects.filter(push_id=push_id).values_list("ref", "new"))
+    if any(ref.startswith("refs/users/") for ref, _new in updates):
+        tasks.index_workspace_push.delay(push_id)
+    if any(ref.startswith("refs/heads/") and set(new) != {"0"} for ref, new in updates):
+        tasks.cleanup_after_push.delay(push_id)
 
 
 @receiver(push_recorded)

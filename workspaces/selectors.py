@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from repos.models import Repository
+from repos.models import Repository, Role
+from repos.selectors import role_for
 from workspaces.models import ProtectedBranch, Workspace, WorkspaceSettings, WorkspaceState
 from workspaces.policy import Rules
 
@@ -38,9 +39,6 @@ INVISIBLE = (WorkspaceState.HIDDEN, WorkspaceState.TAKEN_DOWN)
 
 def can_see_hidden(viewer, repo: Repository, username: str) -> bool:
     """Hidden and taken-down workspaces show to their owner, staff and repository admins."""
-    from repos.models import Role
-    from repos.selectors import role_for
-
     if viewer is not None and viewer.is_authenticated and (viewer.username == username or viewer.is_staff):
         return True
     return role_for(viewer, repo) == Role.ADMIN
@@ -49,6 +47,13 @@ def can_see_hidden(viewer, repo: Repository, username: str) -> bool:
 def workspace_state(repo: Repository, username: str) -> str:
     row = Workspace.objects.filter(repository=repo, user__username=username).values_list("state", flat=True).first()
     return row or WorkspaceState.ACTIVE
+
+
+def may_restore(viewer, repo: Repository, username: str) -> bool:
+    """Who may restore a workspace's archived refs: its owner, and repository admins."""
+    if viewer is None or not viewer.is_authenticated:
+        return False
+    return viewer.username == username or role_for(viewer, repo) == Role.ADMIN
 
 
 def visible_to(viewer, repo: Repository, username: str) -> bool:

@@ -12,10 +12,13 @@ from workspaces.models import ProtectedBranch, WorkspaceSettings
 
 @transaction.atomic
 def workspace_settings_update(*, repo: Repository, maintainers_may_edit: bool | None = None,
-                              ref_limit: int | None = None, clear_ref_limit: bool = False) -> WorkspaceSettings:
+                              ref_limit: int | None = None, clear_ref_limit: bool = False,
+                              delete_merged_refs: bool | None = None) -> WorkspaceSettings:
     ws, _ = WorkspaceSettings.objects.get_or_create(repository=repo)
     if maintainers_may_edit is not None:
         ws.maintainers_may_edit = maintainers_may_edit
+    if delete_merged_refs is not None:
+        ws.delete_merged_refs = delete_merged_refs
     if clear_ref_limit:
         ws.ref_limit = None
     elif ref_limit is not None:

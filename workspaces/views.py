@@ -8,13 +8,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from repos.errors import InvalidInput, ServiceError
 from repos.git import is_valid_refname
 from repos.views import admin_repo_or_404, repo_or_404
 from repos.views.diffs import diff_context
-from workspaces import browse, selectors, services
-from workspaces.models import ProtectedBranch, Workspace
+from workspaces import browse, cleanup, selectors, services
+from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 REFS_PER_PAGE = 50
 
@@ -32,10 +33,29 @@ def workspace_user(request, owner: str, name: str, username: str):
     # Up to 1000 refs a user: ahead/behind costs a git process per ref, so per page only.
     page = Paginator(browse.user_refs(repo, username), REFS_PER_PAGE).get_page(request.GET.get("page"))
     row = Workspace.objects.filter(repository=repo, user__username=username).first()
+    archived = ArchivedRef.objects.filter(repository=repo, username=username).exclude(
+        state=ArchivedRef.State.EXPIRED)[:50]
     return render(request, "workspaces/user.html", {
         "repo": repo, "username": username, "refs": browse.with_counts(repo, page.object_list), "page": page,
         "state": selectors.workspace_state(repo, username), "workspace": row, "tab": "workspaces",
+        "archived": archived, "may_restore": selectors.may_restore(request.user, repo, username),
     })
+
+
+@login_required
+@require_POST
+def archived_restore(request, owner: str, name: str, pk: int):
+    """Bring back a workspace ref that cleanup deleted (its owner, or an admin)."""
+    repo = repo_or_404(request, owner, name)
+    archived = ArchivedRef.objects.filter(repository=repo, pk=pk).first()
+    if archived is None or not selectors.visible_to(request.user, repo, archived.username):
+        raise Http404
+    try:
+        ref = cleanup.restore(archived, user=request.user, name=request.POST.get("name") or None)
+        messages.success(request, f"Restored {ref}.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect("workspace-user", owner=repo.owner.username, name=repo.name, username=archived.username)
 
 
 def workspace_ref(request, owner: str, name: str, username: str, refname: str):
@@ -71,6 +91,7 @@ def workspace_settings(request, owner: str, name: str):
                 services.workspace_settings_update(
                     repo=repo, maintainers_may_edit=request.POST.get("maintainers_may_edit") == "on",
                     ref_limit=int(limit) if limit else None, clear_ref_limit=not limit,
+                    delete_merged_refs=request.POST.get("delete_merged_refs") == "on",
                 )
                 messages.success(request, "Workspace settings saved.")
             elif action == "protect":
@@ -84,6 +105,6 @@ def workspace_settings(request, owner: str, name: str):
             messages.error(request, exc.message)
         return redirect("workspace-settings", owner=repo.owner.username, name=repo.name)
     return render(request, "workspaces/settings.html", {
-        "repo": repo, "ws": ws, "site_limit": settings.WORKSPACE_REF_LIMIT,
+        "repo": repo, "ws": ws, "site_limit": settings.WORKSPACE_REF_LIMIT, "archive_days": settings.WORKSPACE_ARCHIVE_DAYS,
         "protected": ProtectedBranch.objects.filter(repository=repo),
     })

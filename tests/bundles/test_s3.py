@@ -106,7 +106,9 @@ def test_build_publishes_to_s3_and_git_clones_from_it(s3, moto_endpoint, git_hom
         f"file://{repo.disk_path}", str(target))
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert any(uri in e.get("argv", []) for e in events if e.get("event") == "child_start")
-    assert refs_of(git_home, target, "refs/bundles") == {"refs/bundles/main": zstd.tips["refs/heads/main"]}
+    # git keeps the bundle's branches under refs/bundles/, the tag's anchor (packing.TAG_ANCHORS) too.
+    assert refs_of(git_home, target, "refs/bundles") == {"refs/bundles/main": zstd.tips["refs/heads/main"],
+                                                          "refs/bundles/bundle-tags/v1": zstd.tips["refs/tags/v1"]}
     assert refs_of(git_home, target, "refs/heads", "refs/tags") == refs_of(git_home, repo.disk_path)
     git(git_home, "--git-dir", str(target), "fsck", "--no-progress")
 

@@ -1,0 +1,38 @@
+"""Thin Celery tasks for workspaces: index a workspace push, clean up after a branch moved,
+expire archived refs."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from repos.git import GitTimeout
+from repos.locking import RepositoryBusy
+from repos.models import Push
+from workspaces import cleanup
+
+
+def _push(push_id: int) -> Push | None:
+    return Push.objects.select_related("repository", "pusher").filter(pk=push_id).first()
+
+
+@shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
+def index_workspace_push(push_id: int) -> str:
+    push = _push(push_id)
+    if push is None:
+        return "gone"
+    return f"indexed {cleanup.index_push(push)}"
+
+
+@shared_task(autoretry_for=(GitTimeout, RepositoryBusy), retry_backoff=10, max_retries=5, acks_late=True,
+             ignore_result=True)
+def cleanup_after_push(push_id: int) -> str:
+    push = _push(push_id)
+    if push is None:
+        return "gone"
+    return f"archived {len(cleanup.cleanup_after_push(push))}"
+
+
+@shared_task(ignore_result=True)
+def expire_archived_refs() -> int:
+    """Periodic (Celery beat): drop archive refs past WORKSPACE_ARCHIVE_DAYS."""
+    return cleanup.expire_due()
