@@ -32,9 +32,24 @@ def parse_updates(text: str) -> list[Update]:
         match = _LINE.match(line)
         if match:
             updates.append(Update(match[1], match[2], match[3]))
+        elif line.startswith(_OPTION):
+            continue  # see parse_push_options
         elif line.strip():
             log.warning("ignoring malformed ref update line %r", line[:300])
     return updates
+
+
+_OPTION = "option "
+MAX_PUSH_OPTIONS = 64
+MAX_PUSH_OPTION_CHARS = 8192
+
+
+def parse_push_options(text: str) -> list[str]:
+    """The `option <key=value>` lines of the updates file: the client's push options (bounded
+    by post-receive) and the server's own `hostsite.*` ones (proc-receive's)."""
+    options = [line[len(_OPTION):].replace("\0", "")[:MAX_PUSH_OPTION_CHARS]
+               for line in text.split("\n") if line.startswith(_OPTION)]
+    return options[:MAX_PUSH_OPTIONS]
 
 
 def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str = "") -> list[str]:
@@ -67,7 +82,8 @@ def _is_zero(oid: str) -> bool:
     return set(oid) == {"0"}
 
 
-def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http") -> Push | None:
+def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http",
+                push_options: list[str] | None = None) -> Push | None:
     """Record one push, its ref updates and the commits it introduced, in one transaction;
     then enqueue the post-push work."""
     if not updates:
@@ -87,6 +103,7 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
             pusher_name=getattr(pusher, "username", "") or "",
             protocol=protocol,
             touches_workspace=any(u.ref.startswith("refs/users/") for u in updates),
+            push_options=list(push_options or []),
         )
         RefUpdate.objects.bulk_create(
             [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new) for u in updates]

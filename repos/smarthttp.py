@@ -243,7 +243,8 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             # record it. A push git rejected wrote nothing and records nothing.
             updates = pushes.parse_updates(text)
             if updates:
-                pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http")
+                pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http",
+                                   push_options=pushes.parse_push_options(text))
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,

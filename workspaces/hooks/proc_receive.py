@@ -106,6 +106,20 @@ def handle(old, new, ref, pusher, options, limit):
     return f"ok {ref}", lines
 
 
+def note_target(ref, status, extra):
+    """Tell the platform which branch a nameless push was for (a topic ref's name does not say):
+    an `option hostsite.for=<workspace ref> <branch>` line in the updates file, which
+    post-receive never lets a client write. Change proposals opened with -o title= use it."""
+    updates_file = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
+    refname = next((line[len("option refname "):] for line in extra if line.startswith("option refname ")), None)
+    if not updates_file or not status.startswith("ok ") or not refname:
+        return
+    branch, _topic = split_target(ref[len("refs/for/"):])
+    if branch:
+        with open(updates_file, "a", encoding="utf-8") as fh:
+            fh.write(f"option hostsite.for={refname} {branch}\n")
+
+
 def main() -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     pusher = os.environ.get("HOSTSITE_PUSHER", "")
@@ -134,6 +148,7 @@ def main() -> int:
         write_pkt(stdout, status)
         for line in extra:
             write_pkt(stdout, line)
+        note_target(ref, status, extra)
     stdout.write(b"0000")
     stdout.flush()
     return 0
