@@ -1,7 +1,9 @@
-"""Read-only views of a repository's contents for the web pages (full browsing comes later)."""
+"""Read-only views of a repository's contents for the web pages: refs, revisions, trees,
+blobs and history."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,3 +59,196 @@ def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
         sha, author, ts, subject = record.split("\0", 3)
         commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
     return commits
+
+
+# --- Browsing: revisions, trees, blobs, history --------------------------------------------
+
+HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
+# A revision a URL may name: a branch, a tag, a full ref or a hex object id; never a revision
+# expression (`^`, `~`, `:`, `@{`, `..`) and never something git could read as an option.
+_FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
+
+
+def commit_of(path: Path, rev: str) -> str | None:
+    """`rev-parse --verify --quiet <rev>^{commit}`: the commit id, or None (missing, not a
+    commit, or an ambiguous abbreviation)."""
+    result = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                     repo=path, check=False)
+    return result.text.strip() or None if result.returncode == 0 else None
+
+
+def resolve_commit(path: Path, rev: str) -> str | None:
+    """The commit a branch, tag, full ref (`refs/...`) or hex id names; branches win over tags,
+    and names over ids. An ambiguous abbreviated id resolves to nothing (the pages answer 404)."""
+    if not rev or len(rev) > 1024 or rev.startswith("-") or rev.endswith((".", "/", ".lock")):
+        return None
+    if _FORBIDDEN_IN_REV.search(rev) or "//" in rev or rev == "@":
+        return None
+    candidates = [f"refs/heads/{rev}", f"refs/tags/{rev}"]
+    if rev.startswith("refs/"):
+        candidates.append(rev)
+    for ref in candidates:
+        sha = commit_of(path, ref)
+        if sha:
+            return sha
+    if HEX.match(rev):
+        return commit_of(path, rev.lower())
+    return None
+
+
+@dataclass(frozen=True)
+class Revision:
+    name: str  # as written in the URL (a branch, a tag, or an object id)
+    sha: str
+    path: str  # the rest of the URL: a path inside the commit's tree ("" for the root)
+
+
+def split_revision(path: Path, spec: str) -> Revision | None:
+    """`<ref>/<path>` where the ref may itself contain slashes: the longest leading part that is
+    a branch or tag wins (one for-each-ref over the names that share its first part), else
+    the first part as an object id."""
+    parts = spec.split("/")
+    first = parts[0]
+    if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
+        return None
+    out = run_git(["for-each-ref", "--format=%(refname)", f"refs/heads/{first}", f"refs/tags/{first}"],
+                  repo=path).stdout.decode("utf-8", "surrogateescape")
+    names = {line.split("/", 2)[2] for line in out.splitlines() if line.count("/") >= 2}
+    for cut in range(len(parts), 0, -1):
+        name = "/".join(parts[:cut])
+        if name in names:
+            sha = resolve_commit(path, name)
+            if sha:
+                return Revision(name, sha, "/".join(parts[cut:]))
+    if HEX.match(first):
+        sha = commit_of(path, first.lower())
+        if sha:
+            return Revision(first, sha, "/".join(parts[1:]))
+    return None
+
+
+def clean_path(raw: str) -> str | None:
+    """A path inside a tree as the URL gives it, or None when it is not one: no `.`/`..`
+    segments, no empty segments (a trailing slash is allowed), no NUL, not absurdly long."""
+    raw = raw.removesuffix("/")
+    if not raw:
+        return ""
+    if "\0" in raw or len(raw) > 4096:
+        return None
+    segments = raw.split("/")
+    if any(s in ("", ".", "..") for s in segments):
+        return None
+    return raw
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: str
+    kind: str  # "blob", "tree" or "commit" (a submodule)
+    sha: str
+    size: int | None
+    path: str  # from the root of the tree
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == "tree"
+
+    @property
+    def is_link(self) -> bool:
+        return self.mode == "120000"
+
+
+def _ls_tree(path: Path, args: list[str]) -> list[Entry]:
+    out = run_git(["ls-tree", "-z", "-l", "--full-tree", *args], repo=path,
+                  env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, sha, size = meta.split()
+        entries.append(Entry(mode.decode(), kind.decode(), sha.decode(), None if size == b"-" else int(size),
+                             name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def entry_at(path: Path, commit: str, item: str) -> Entry | None:
+    """The tree entry at `item` in the commit ("" is the root tree)."""
+    if not item:
+        tree = run_git(["rev-parse", f"{commit}^{{tree}}"], repo=path).text.strip()
+        return Entry("040000", "tree", tree, None, "")
+    found = _ls_tree(path, [commit, "--", item])
+    return next((e for e in found if e.path == item), None)
+
+
+def list_tree(path: Path, tree_sha: str, prefix: str) -> list[Entry]:
+    """A directory's entries, directories first, then by name."""
+    entries = _ls_tree(path, [tree_sha])
+    base = f"{prefix}/" if prefix else ""
+    listed = [Entry(e.mode, e.kind, e.sha, e.size, base + e.path) for e in entries]
+    return sorted(listed, key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+
+
+def read_blob(path: Path, sha: str) -> bytes:
+    return run_git(["cat-file", "blob", sha], repo=path).stdout
+
+
+def is_binary(data: bytes) -> bool:
+    """git's own test: a NUL byte in the first 8000 bytes."""
+    return b"\0" in data[:8000]
+
+
+@dataclass(frozen=True)
+class CommitDetail:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    author_email: str
+    authored: datetime
+    committer: str
+    committer_email: str
+    committed: datetime
+    subject: str
+    body: str
+
+    @property
+    def short(self) -> str:
+        return self.sha[:10]
+
+
+_DETAIL_FORMAT = "%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%B%x1e"
+
+
+def _details(out: bytes) -> list[CommitDetail]:
+    commits = []
+    for record in out.decode("utf-8", "replace").split("\x1e"):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        sha, parents, an, ae, at, cn, ce, ct, message = record.split("\0", 8)
+        subject, _, body = message.strip("\n").partition("\n")
+        commits.append(CommitDetail(
+            sha, tuple(parents.split()), an, ae, datetime.fromtimestamp(int(at or 0), tz=UTC),
+            cn, ce, datetime.fromtimestamp(int(ct or 0), tz=UTC), subject, body.strip("\n"),
+        ))
+    return commits
+
+
+def commit_detail(path: Path, sha: str) -> CommitDetail:
+    out = run_git(["log", "-1", "--no-walk", f"--format={_DETAIL_FORMAT}", sha, "--"], repo=path).stdout
+    return _details(out)[0]
+
+
+def log(path: Path, rev: str, *, item: str = "", skip: int = 0, limit: int = 50, exclude: str | None = None,
+        ) -> list[CommitDetail]:
+    """Up to `limit` commits from `rev` (newest first), after skipping `skip`; only those
+    touching `item` when given; none reachable from `exclude`."""
+    args = ["log", f"--format={_DETAIL_FORMAT}", f"--skip={skip}", f"--max-count={limit}", rev]
+    if exclude:
+        args.append(f"^{exclude}")
+    args += ["--", *([item] if item else [])]
+    return _details(run_git(args, repo=path, env={"GIT_LITERAL_PATHSPECS": "1"}).stdout)

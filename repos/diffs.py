@@ -91,6 +91,7 @@ class Diff:
     reason: str = ""  # "bytes" or "files" when truncated
     max_bytes: int = 0
     max_files: int = 0
+    left: str = ""  # what git compared: base, or the empty tree's id
 
     @property
     def additions(self) -> int:
@@ -150,7 +151,8 @@ def diff(
     raw, cut = _read_limited(repo_path, args, max_bytes)
     files, too_many = _parse(raw, max_files, max_file_lines, cut)
     reason = "files" if too_many else ("bytes" if cut else "")
-    return Diff(base, head, files, truncated=bool(reason), reason=reason, max_bytes=max_bytes, max_files=max_files)
+    return Diff(base, head, files, truncated=bool(reason), reason=reason, max_bytes=max_bytes, max_files=max_files,
+                left=left)
 
 
 def _read_limited(repo_path, args: list[str], max_bytes: int) -> tuple[bytes, bool]:

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from repos.views import accounts, git_http, pushlog, repositories
+from repos.views import accounts, browse, git_http, pushlog, repositories
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
 _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
@@ -21,6 +21,14 @@ urlpatterns = [
     re_path(_REPO + r"/(?P<service>git-upload-pack|git-receive-pack)$", git_http.service_rpc, name="git-rpc"),
     re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>.*)$", git_http.dumb_http),
     re_path(r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$", repositories.repository, name="repository"),
+    path("<str:owner>/<str:name>/tree/<path:spec>", browse.tree, name="repo-tree"),
+    path("<str:owner>/<str:name>/blob/<path:spec>", browse.blob, name="repo-blob"),
+    path("<str:owner>/<str:name>/raw/<path:spec>", browse.raw, name="repo-raw"),
+    path("<str:owner>/<str:name>/commits", browse.commits, name="repo-commits-default"),
+    path("<str:owner>/<str:name>/commits/<path:spec>", browse.commits, name="repo-commits"),
+    path("<str:owner>/<str:name>/commit/<str:sha>", browse.commit, name="repo-commit"),
+    path("<str:owner>/<str:name>/compare/<path:spec>", browse.compare_view, name="repo-compare"),
+    path("<str:owner>/<str:name>/archive/<path:spec>", browse.archive_view, name="repo-archive"),
     path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),

@@ -13,6 +13,7 @@ from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
 from repos.views import admin_repo_or_404, form_error, repo_or_404
+from repos.views.browse import tree_context, url_for
 
 
 def home(request):
@@ -46,6 +47,12 @@ def repository(request, owner: str, name: str):
     path = repo.disk_path
     refs = browse.refs(path)
     commits = browse.recent_commits(path, repo.default_branch) if refs else []
+    # The default branch's files and README, as on the tree page.
+    code = {}
+    revision = browse.split_revision(path, repo.default_branch) if commits else None
+    if revision is not None:
+        code = tree_context(repo, revision, browse.entry_at(path, revision.sha, ""))
+        code["tree_url"] = url_for(repo, "tree", revision.name)
     clone_url = request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git")
     # Served by the bundles app; an empty list is valid, so the command always works.
     bundle_list_url = f"{clone_url}/bundle-list"
@@ -61,6 +68,7 @@ def repository(request, owner: str, name: str):
             "bundle_list_url": bundle_list_url,
             "is_admin": selectors.can_admin(request.user, repo),
             "role": selectors.role_for(request.user, repo),
+            **code,
         },
     )
 

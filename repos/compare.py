@@ -1,0 +1,49 @@
+"""Comparing two revisions the way a review needs it: what `head` brings that `base` lacks.
+
+Three-dot semantics, like GitHub's compare and `git diff base...head`: the commits in
+`base..head`, and the diff from their merge base to `head`, so changes made on `base` since
+`head` branched off do not show up as reverted. Change proposals reuse this service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repos import browse, diffs
+from repos.git import run_git
+
+MAX_COMMITS = 250
+
+
+@dataclass
+class Comparison:
+    base: str  # commit ids
+    head: str
+    merge_base: str | None  # None: no common history (the diff is against the empty tree)
+    commits: list[browse.CommitDetail]  # newest first, at most MAX_COMMITS
+    commits_truncated: bool
+    diff: diffs.Diff | None
+
+    @property
+    def identical(self) -> bool:
+        return self.base == self.head
+
+
+def merge_base(repo_path, base: str, head: str) -> str | None:
+    result = run_git(["merge-base", base, head], repo=repo_path, check=False)
+    return result.text.strip() or None if result.returncode == 0 else None
+
+
+def compare(repo, base: str, head: str, *, max_commits: int = MAX_COMMITS, with_diff: bool = True,
+            **diff_options) -> Comparison | None:
+    """`base` and `head` are anything browse.resolve_commit takes (branch, tag, full ref, id).
+    None when either does not name a commit. diff_options go to repos.diffs.diff."""
+    path = repo.disk_path
+    base_sha, head_sha = browse.resolve_commit(path, base), browse.resolve_commit(path, head)
+    if not base_sha or not head_sha:
+        return None
+    commits = browse.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)
+    truncated = len(commits) > max_commits
+    mb = merge_base(path, base_sha, head_sha)
+    diff = diffs.diff(path, mb, head_sha, **diff_options) if with_diff else None
+    return Comparison(base_sha, head_sha, mb, commits[:max_commits], truncated, diff)

@@ -1,0 +1,88 @@
+"""Turning repository content into HTML: syntax highlighting (Pygments) and READMEs (Markdown,
+sanitized by nh3). The only places HTML is built from repository content outside templates;
+both escape or sanitize everything they emit."""
+
+from __future__ import annotations
+
+import posixpath
+from urllib.parse import quote, urlsplit
+
+import markdown
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+MARKDOWN_NAMES = (".md", ".markdown", ".mdown", ".mkd")
+# README candidates in the order they are preferred, compared case-insensitively.
+README_NAMES = ("readme.md", "readme.markdown", "readme", "readme.txt", "readme.rst", "readme.mdown")
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "q",
+    "s", "samp", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot",
+    "th", "thead", "tr", "tt", "ul", "var",
+}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title", "name"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "td": {"align"},
+    "th": {"align"},
+    "abbr": {"title"},
+    "ol": {"start"},
+    "code": {"class"},
+    "details": {"open"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def text_lexer_for(filename: str):
+    """A lexer chosen by file name only: guessing from content is slow on big files."""
+    try:
+        return get_lexer_for_filename(filename, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return TextLexer(stripnl=False, ensurenl=False)
+
+
+def highlight(text: str, filename: str) -> SafeString:
+    """Highlighted HTML with numbered, linkable lines (#L12). Pygments escapes every token."""
+    formatter = HtmlFormatter(linenos="table", lineanchors="L", anchorlinenos=True, cssclass="highlight", wrapcode=True)
+    return mark_safe(pygments_highlight(text, text_lexer_for(filename), formatter))  # Pygments escapes every token
+
+
+def is_markdown(name: str) -> bool:
+    return name.lower().endswith(MARKDOWN_NAMES)
+
+
+def find_readme(entries) -> object | None:
+    """The README among a directory's entries (blobs only), by README_NAMES order."""
+    blobs = {e.name.lower(): e for e in entries if e.kind == "blob" and not e.is_link}
+    return next((blobs[n] for n in README_NAMES if n in blobs), None)
+
+
+def render_markdown(text: str, *, directory: str, blob_base: str, raw_base: str) -> SafeString:
+    """Markdown to sanitized HTML. Relative links point to the repository's file view
+    (`blob_base`), relative images to raw content (`raw_base`), both resolved against the
+    README's `directory`; anything that would climb out of the tree is dropped."""
+    html = markdown.markdown(text, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+
+    def rewrite(element: str, attribute: str, value: str) -> str | None:
+        if attribute not in ("href", "src"):
+            return value
+        parts = urlsplit(value)
+        if parts.scheme or parts.netloc or value.startswith(("#", "/")) or not parts.path:
+            return value  # absolute, anchors and root paths are left to nh3's scheme check
+        joined = posixpath.normpath(posixpath.join(directory, parts.path))
+        if joined.startswith("..") or joined == ".":
+            return None
+        base = raw_base if element == "img" else blob_base
+        url = f"{base}/{quote(joined)}"
+        return url + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+
+    clean = nh3.clean(
+        html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes=URL_SCHEMES,
+        link_rel="nofollow noopener", attribute_filter=rewrite, strip_comments=True,
+    )
+    return mark_safe(clean)  # sanitized by nh3 just above

@@ -1,0 +1,241 @@
+"""Browsing pages: tree, file, raw, history, commit, compare and archives.
+
+Every view starts with repo_or_404 (private repositories are 404 to outsiders) and turns
+every bad input (unknown ref, `..` in a path, a page past the end, a non-hex id) into a 404,
+never a 500.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from urllib.parse import quote, unquote_to_bytes
+
+from django.conf import settings
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from repos import archive, browse, compare, rendering
+from repos.git import popen_git
+from repos.gitstream import GitProcessResponse
+from repos.views import repo_or_404
+from repos.views.diffs import diff_context
+
+COMMITS_PER_PAGE = 50
+MAX_PAGE = 10_000
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}  # never SVG: it can carry script
+RAW_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+SHA_IN_URL = re.compile(r"^[0-9a-fA-F]{4,64}$")
+
+
+def display(name: str) -> str:
+    """A path for the page: bytes that are not UTF-8 (kept as surrogates) shown as U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def repo_base(repo) -> str:
+    return reverse("repository", kwargs={"owner": repo.owner.username, "name": repo.name})
+
+
+def url_for(repo, kind: str, ref: str, path: str = "") -> str:
+    url = f"{repo_base(repo)}/{kind}/{quote(ref)}"
+    if path:
+        url += "/" + quote(path.encode("utf-8", "surrogateescape"))
+    return url
+
+
+def _locate(request, owner: str, name: str, spec: str):
+    """(repo, revision, entry) for `<ref>/<path>`, or 404."""
+    repo = repo_or_404(request, owner, name)
+    revision = browse.split_revision(repo.disk_path, spec.removesuffix("/"))
+    if revision is None:
+        raise Http404("no such ref")
+    item = browse.clean_path(revision.path)
+    if item is None:
+        raise Http404("bad path")
+    entry = browse.entry_at(repo.disk_path, revision.sha, item)
+    if entry is None and "%" in item:
+        # A name that is not UTF-8 reaches us percent-encoded (Django keeps broken bytes as %XX).
+        decoded = browse.clean_path(os.fsdecode(unquote_to_bytes(item)))
+        if decoded:
+            entry = browse.entry_at(repo.disk_path, revision.sha, decoded)
+    if entry is None:
+        raise Http404("no such path")
+    return repo, revision, entry
+
+
+def _crumbs(repo, revision, path: str) -> list[tuple[str, str]]:
+    crumbs = [(repo.name, url_for(repo, "tree", revision.name))]
+    parts = path.split("/") if path else []
+    for i, part in enumerate(parts):
+        crumbs.append((display(part), url_for(repo, "tree", revision.name, "/".join(parts[: i + 1]))))
+    return crumbs
+
+
+def tree_context(repo, revision, entry) -> dict:
+    """The listing and README of one directory (also used by the repository page)."""
+    entries = browse.list_tree(repo.disk_path, entry.sha, entry.path)
+    rows = [{
+        "name": display(e.name), "kind": e.kind, "size": e.size, "is_link": e.is_link,
+        "url": url_for(repo, "tree" if e.is_dir else "blob", revision.name, e.path) if e.kind != "commit" else None,
+    } for e in entries]
+    readme = rendering.find_readme(entries)
+    readme_html = readme_text = None
+    if readme is not None and (readme.size or 0) <= settings.BLOB_MAX_DISPLAY_BYTES:
+        data = browse.read_blob(repo.disk_path, readme.sha)
+        if not browse.is_binary(data):
+            text = data.decode("utf-8", "replace")
+            if rendering.is_markdown(readme.name):
+                readme_html = rendering.render_markdown(
+                    text, directory=entry.path, blob_base=url_for(repo, "blob", revision.name),
+                    raw_base=url_for(repo, "raw", revision.name))
+            else:
+                readme_text = text
+    return {"entries": rows, "readme": readme and display(readme.name), "readme_html": readme_html,
+            "readme_text": readme_text}
+
+
+def _page_context(repo, revision, entry, tab="code") -> dict:
+    return {
+        "repo": repo, "revision": revision, "path": display(entry.path), "crumbs": _crumbs(repo, revision, entry.path),
+        "tab": tab, "commits_url": url_for(repo, "commits", revision.name, entry.path),
+        "archive_url": url_for(repo, "archive", revision.name),
+    }
+
+
+def tree(request, owner: str, name: str, spec: str):
+    repo, revision, entry = _locate(request, owner, name, spec)
+    if entry.kind == "blob":
+        return redirect(url_for(repo, "blob", revision.name, entry.path))
+    if entry.kind != "tree":
+        raise Http404("a submodule")
+    return render(request, "repos/tree.html", {**_page_context(repo, revision, entry),
+                                               **tree_context(repo, revision, entry)})
+
+
+def blob(request, owner: str, name: str, spec: str):
+    repo, revision, entry = _locate(request, owner, name, spec)
+    if entry.kind == "tree":
+        return redirect(url_for(repo, "tree", revision.name, entry.path))
+    if entry.kind != "blob":
+        raise Http404("a submodule")
+    context = {**_page_context(repo, revision, entry), "size": entry.size,
+               "raw_url": url_for(repo, "raw", revision.name, entry.path), "is_link": entry.is_link}
+    ext = os.path.splitext(entry.name.lower())[1]
+    if (entry.size or 0) > settings.BLOB_MAX_DISPLAY_BYTES:
+        context["too_large"] = True
+    else:
+        data = browse.read_blob(repo.disk_path, entry.sha)
+        if browse.is_binary(data):
+            context["binary"] = True
+            context["image"] = ext in IMAGE_TYPES
+        else:
+            text = data.decode("utf-8", "replace")
+            context["lines"] = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+            if rendering.is_markdown(entry.name) and request.GET.get("plain") != "1":
+                context["markdown"] = rendering.render_markdown(
+                    text, directory=entry.path.rpartition("/")[0], blob_base=url_for(repo, "blob", revision.name),
+                    raw_base=url_for(repo, "raw", revision.name))
+            else:
+                context["highlighted"] = rendering.highlight(text, display(entry.name))
+            context["is_markdown"] = rendering.is_markdown(entry.name)
+    return render(request, "repos/blob.html", context)
+
+
+def raw(request, owner: str, name: str, spec: str):
+    """The file's bytes, streamed. Never rendered by the browser as a page of our origin:
+    text is text/plain, other bytes an attachment, and the CSP sandbox covers the rest."""
+    repo, _revision, entry = _locate(request, owner, name, spec)
+    if entry.kind != "blob":
+        raise Http404("not a file")
+    proc = popen_git(["cat-file", "blob", entry.sha], repo=repo.disk_path, stdin=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+    head = proc.stdout.read(8000)
+    ext = os.path.splitext(entry.name.lower())[1]
+    filename = re.sub(r'[^A-Za-z0-9._-]', "_", display(entry.name)) or "file"
+    if not browse.is_binary(head):
+        content_type, disposition = "text/plain; charset=utf-8", "inline"
+    elif ext in IMAGE_TYPES:
+        content_type, disposition = IMAGE_TYPES[ext], "inline"
+    else:
+        content_type, disposition = "application/octet-stream", "attachment"
+    response = GitProcessResponse(proc, content_type=content_type, prefix=head)
+    response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = RAW_CSP
+    if entry.size is not None:
+        response["Content-Length"] = str(entry.size)
+    return response
+
+
+def _page_number(request) -> int:
+    raw_page = request.GET.get("page", "1")
+    if not raw_page.isdigit() or not 1 <= int(raw_page) <= MAX_PAGE:
+        raise Http404("no such page")
+    return int(raw_page)
+
+
+def commits(request, owner: str, name: str, spec: str = ""):
+    if not spec:
+        repo = repo_or_404(request, owner, name)
+        spec = repo.default_branch
+    repo, revision, entry = _locate(request, owner, name, spec)
+    page = _page_number(request)
+    found = browse.log(repo.disk_path, revision.sha, item=entry.path, skip=(page - 1) * COMMITS_PER_PAGE,
+                       limit=COMMITS_PER_PAGE + 1)
+    if not found and page > 1:
+        raise Http404("past the last page")
+    return render(request, "repos/commits.html", {
+        **_page_context(repo, revision, entry, tab="commits"),
+        "commits": found[:COMMITS_PER_PAGE], "page": page, "older": len(found) > COMMITS_PER_PAGE,
+        "newer": page > 1,
+    })
+
+
+def commit(request, owner: str, name: str, sha: str):
+    """One commit and its diff against its first parent (a root commit: against the empty
+    tree). An abbreviated id that is ambiguous answers 404, like one that is missing."""
+    repo = repo_or_404(request, owner, name)
+    if not SHA_IN_URL.match(sha):
+        raise Http404("not an object id")
+    full = browse.commit_of(repo.disk_path, sha.lower())
+    if full is None:
+        raise Http404("no such commit")
+    detail = browse.commit_detail(repo.disk_path, full)
+    base = detail.parents[0] if detail.parents else None
+    return render(request, "repos/commit.html", {
+        "repo": repo, "commit": detail, "tab": "commits",
+        "tree_url": url_for(repo, "tree", full), **diff_context(request, repo.disk_path, base, full),
+    })
+
+
+def compare_view(request, owner: str, name: str, spec: str):
+    """`base...head`, or just `head` (against the default branch)."""
+    repo = repo_or_404(request, owner, name)
+    base, sep, head = spec.partition("...")
+    if not sep:
+        base, head = repo.default_branch, spec
+    result = compare.compare(repo, base, head, with_diff=False)
+    if result is None:
+        raise Http404("no such ref")
+    return render(request, "repos/compare.html", {
+        "repo": repo, "base_name": base, "head_name": head, "comparison": result, "tab": "commits",
+        **diff_context(request, repo.disk_path, result.merge_base, result.head),
+    })
+
+
+def archive_view(request, owner: str, name: str, spec: str):
+    repo = repo_or_404(request, owner, name)
+    suffix = next((s for s in archive.FORMATS if spec.endswith(s)), None)
+    if suffix is None:
+        raise Http404("unknown archive format")
+    ref = spec[: -len(suffix)]
+    sha = browse.resolve_commit(repo.disk_path, ref)
+    if sha is None:
+        raise Http404("no such ref")
+    is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())
+    label = sha[:12] if is_id else ref
+    return archive.archive_response(repo.disk_path, sha, archive.archive_basename(repo.name, label), suffix)
