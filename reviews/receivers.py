@@ -61,7 +61,11 @@ def _follow(push_id: int, repository_id: int) -> None:
             .prefetch_related("ref_updates").first())
     if push is None:
         return
-    moved = {u.ref: u.new for u in push.ref_updates.all() if u.ref.startswith("refs/users/") and not _zero(u.new)}
+    updates = [u for u in push.ref_updates.all() if not _zero(u.new)]
+    branches = {u.ref[len("refs/heads/"):]: u.new for u in updates if u.ref.startswith("refs/heads/")}
+    if branches:
+        _merged_by_push(push, branches)
+    moved = {u.ref: u.new for u in updates if u.ref.startswith("refs/users/")}
     if not moved:
         return
     # A deleted ref leaves its proposal at the last revision; merged ones are history.
@@ -71,6 +75,19 @@ def _follow(push_id: int, repository_id: int) -> None:
     wanted = options_of(push)
     if wanted and push.pusher is not None:
         _propose_from_options(push, moved, wanted)
+
+
+def _merged_by_push(push: Push, branches: dict[str, str]) -> None:
+    """A maintainer who merges a proposal with plain git (its head now in the target) merged it."""
+    from reviews.merge import is_ancestor
+    from reviews.selectors import latest_revision
+
+    path = push.repository.disk_path
+    for proposal in Proposal.objects.filter(repository=push.repository, state=ProposalState.OPEN,
+                                            target_branch__in=list(branches)):
+        latest = latest_revision(proposal)
+        if latest is not None and is_ancestor(path, latest.head_sha, branches[proposal.target_branch]):
+            services.proposal_mark_merged(proposal=proposal, push=push, sha=branches[proposal.target_branch])
 
 
 def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, str]) -> None:

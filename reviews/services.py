@@ -8,6 +8,7 @@ import re
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import is_valid_refname
@@ -192,3 +193,11 @@ def revision_record(*, proposal: Proposal, head: str, push: Push | None = None) 
     base = (merge_base(path, target, head) if target else None) or (latest.base_sha if latest else head)
     return ProposalRevision.objects.create(proposal=proposal, number=(latest.number + 1) if latest else 1,
                                            head_sha=head, base_sha=base, push=push)
+
+
+@transaction.atomic
+def proposal_mark_merged(*, proposal: Proposal, push: Push, sha: str) -> None:
+    """The proposal's head reached its target through a push (not the merge button)."""
+    Proposal.objects.filter(pk=proposal.pk, state=ProposalState.OPEN).update(
+        state=ProposalState.MERGED, merged_by=push.pusher, merged_at=timezone.now(), merge_push=push,
+        merged_sha=sha, updated_at=timezone.now())

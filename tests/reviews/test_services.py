@@ -144,3 +144,21 @@ def test_deleting_the_ref_keeps_the_last_revision(scene, django_capture_on_commi
     assert list(proposal.revisions.values_list("number", "head_sha")) == [(1, head)]
     proposal.refresh_from_db()
     assert proposal.state == ProposalState.OPEN
+
+
+def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, django_capture_on_commit_callbacks):
+    head = feature(scene)
+    proposal = open_(scene)
+    other = feature(scene, "refs/users/alice/other", "other\n")
+    open_(scene, ref="refs/users/alice/other")
+    old = scene.tip("refs/heads/main")
+    scene.git("merge", "--quiet", "--ff-only", head)
+    scene.publish("main")
+    with django_capture_on_commit_callbacks(execute=True):
+        push = push_record(repo=scene.repo, pusher=scene.maint, updates=[Update(old, head, "refs/heads/main")])
+    proposal.refresh_from_db()
+    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == \
+        (ProposalState.MERGED, push, scene.maint, head)
+    assert proposal.merge_strategy == ""
+    still_open = services.selectors.proposals_for(scene.repo, ProposalState.OPEN)
+    assert [p.source_ref for p in still_open] == ["refs/users/alice/other"] and other
