@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.db.models import QuerySet
 
-from repos.browse import Commit
-from repos.git import run_git
 from repos.models import Repository, Role
 from repos.selectors import role_for
 from reviews.models import Approval, Proposal, ProposalRevision, ProposalState
-
-COMMITS_MAX = 250
 
 
 def is_maintainer(user, repo: Repository) -> bool:
@@ -84,16 +80,3 @@ def approvals(proposal: Proposal, current: ProposalRevision | None) -> list[Appr
     head = current.head_sha if current else ""
     return [ApprovalView(a.user.username, a.head_sha, a.revision.number if a.revision else None,
                          a.head_sha != head, a.created_at) for a in rows]
-
-
-def revision_commits(repo: Repository, revision: ProposalRevision) -> list[Commit]:
-    """The revision's commits since its merge base, newest first."""
-    out = run_git(["log", f"--max-count={COMMITS_MAX}", "--format=%H%x00%an%x00%at%x00%s%x1e",
-                   revision.head_sha, f"^{revision.base_sha}", "--"], repo=repo.disk_path, check=False)
-    commits = []
-    for record in out.stdout.decode("utf-8", "replace").split("\x1e"):
-        record = record.strip("\n")
-        if record:
-            sha, author, ts, subject = record.split("\0", 3)
-            commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
-    return commits

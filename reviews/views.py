@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from repos import browse as repo_browse
+from repos.compare import compare
 from repos.errors import ServiceError
 from repos.views import form_error, repo_or_404
 from repos.views.diffs import diff_context
@@ -88,7 +89,7 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
     context = {
         "repo": repo, "proposal": proposal, "revision": shown, "latest": latest, "tab": "proposals",
         "revisions": list(proposal.revisions.select_related("push")),
-        "commits": selectors.revision_commits(repo, shown),
+        "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
         "comments": proposal.comments.select_related("revision"),
         "approvals": selectors.approvals(proposal, latest),
         "may_edit": selectors.may_edit(user, proposal),
