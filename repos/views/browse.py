@@ -178,9 +178,19 @@ def _page_number(request) -> int:
     return int(raw_page)
 
 
+def _url_rev(rev: str) -> str:
+    """A revision named in a URL: only branches, tags and ids. Full names of other refs (other
+    users' workspaces, hidden or not, archived refs) are not browsable by name."""
+    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/")):
+        raise Http404("not a branch or tag")
+    return rev
+
+
 def commits(request, owner: str, name: str, spec: str = ""):
     if not spec:
         repo = repo_or_404(request, owner, name)
+        if browse.commit_of(repo.disk_path, f"refs/heads/{repo.default_branch}") is None:
+            return redirect(repo_base(repo))  # an empty repository: nothing to list yet
         spec = repo.default_branch
     repo, revision, entry = _locate(request, owner, name, spec)
     page = _page_number(request)
@@ -218,7 +228,7 @@ def compare_view(request, owner: str, name: str, spec: str):
     base, sep, head = spec.partition("...")
     if not sep:
         base, head = repo.default_branch, spec
-    result = compare.compare(repo, base, head, with_diff=False)
+    result = compare.compare(repo, _url_rev(base), _url_rev(head), with_diff=False)
     if result is None:
         raise Http404("no such ref")
     return render(request, "repos/compare.html", {
@@ -233,7 +243,7 @@ def archive_view(request, owner: str, name: str, spec: str):
     if suffix is None:
         raise Http404("unknown archive format")
     ref = spec[: -len(suffix)]
-    sha = browse.resolve_commit(repo.disk_path, ref)
+    sha = browse.resolve_commit(repo.disk_path, _url_rev(ref))
     if sha is None:
         raise Http404("no such ref")
     is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())

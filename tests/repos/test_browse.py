@@ -203,6 +203,17 @@ def test_repository_page_shows_files_readme_and_links(repo):
     page = text(get("/olga/proj"))
     assert 'href="/olga/proj/tree/main/pkg"' in page and "<h1>Proj</h1>" in page
     assert 'href="/olga/proj/commits"' in page and "/olga/proj/commit/" in page
+    assert 'href="/olga/proj/archive/main.tar.zst"' in page
+
+
+def test_empty_repository_history_leads_back_to_the_repository(tmp_path, git_home):
+    from repos import services
+    from tests.factories import UserFactory
+
+    services.repository_create(owner=UserFactory(username="olga"), name="empty")
+    response = get("/olga/empty/commits")
+    assert response.status_code == 302 and response["Location"] == "/olga/empty"
+    assert get("/olga/empty/tree/main").status_code == 404
 
 
 @pytest.mark.live

@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 
 from repos import services
-from repos.models import Role
+from repos.git import run_git
+from repos.models import Repository, Role
 from tests.factories import UserFactory
 from tests.repos.histories import Work
 
@@ -159,6 +160,7 @@ BAD = [
     "commit/xyz", "commit/123", "commit/" + "a" * 65, "commit/ffff", "commit/" + "0" * 40, "commit/main",
     "commit/{sha}?file=%00", "commit/{sha}?file=a&file=b&file=c",
     "compare/main...nope", "compare/...main", "compare/main....x", "compare/main...-x", "compare/main..main",
+    "compare/main...refs/users/olga/x", "archive/refs/users/olga/x.tar.gz", "tree/refs/users/olga/x",
     "archive/main.tar.bz2", "archive/main", "archive/nope.tar.gz", "archive/-x.tar.gz", "archive/main~1.tar.gz",
 ]
 
@@ -166,5 +168,7 @@ BAD = [
 @pytest.mark.parametrize("url", BAD)
 def test_bad_input_is_a_clean_404_or_400(plain, url):
     sha = plain.git("rev-parse", "HEAD")
+    # A workspace ref exists: full names other than refs/heads/ and refs/tags/ are not browsable.
+    run_git(["update-ref", "refs/users/olga/x", sha], repo=Repository.objects.get(name="proj").disk_path)
     response = Client().get(f"/olga/proj/{url.format(sha=sha)}")
     assert response.status_code in (400, 404), (url, response.status_code)
