@@ -12,6 +12,7 @@ from repos.models import Push
 from repos.signals import push_recorded
 from reviews import services
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX, Proposal, ProposalState
+from workspaces.signals import workspace_ref_archived
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,31 @@ def _follow(push_id: int, repository_id: int) -> None:
     wanted = options_of(push)
     if wanted and push.pusher is not None:
         _propose_from_options(push, moved, wanted)
+
+
+@receiver(workspace_ref_archived)
+def close_archived(sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "",
+                   **_kwargs) -> None:
+    """Merged-ref cleanup archived a proposed ref because its work landed (also by rebase or
+    squash, found by patch-id): the proposal at that head is merged, by the push that landed it."""
+    from workspaces.models import ArchivedRef
+
+    try:
+        archived = ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha).order_by("-id").first()
+        push = Push.objects.filter(pk=push_id).select_related("pusher").first() if push_id else None
+        for proposal in Proposal.objects.filter(repository_id=repository_id, source_ref=ref, state=ProposalState.OPEN):
+            latest = proposal.revisions.order_by("-number").first()
+            if latest is None or latest.head_sha != sha:
+                continue
+            if archived is not None and archived.branch != proposal.target_branch:
+                continue
+            landed = ""
+            if push is not None:
+                landed = push.ref_updates.filter(ref=f"refs/heads/{proposal.target_branch}").values_list(
+                    "new", flat=True).first() or ""
+            services.proposal_mark_merged(proposal=proposal, push=push, sha=landed)
+    except Exception:
+        log.exception("could not update proposals after %s was archived (%s)", ref, reason)
 
 
 def _merged_by_push(push: Push, branches: dict[str, str]) -> None:

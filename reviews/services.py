@@ -196,8 +196,8 @@ def revision_record(*, proposal: Proposal, head: str, push: Push | None = None) 
 
 
 @transaction.atomic
-def proposal_mark_merged(*, proposal: Proposal, push: Push, sha: str) -> None:
-    """The proposal's head reached its target through a push (not the merge button)."""
+def proposal_mark_merged(*, proposal: Proposal, push: Push | None, sha: str) -> None:
+    """The proposal's work reached its target through a push (not the merge button)."""
     Proposal.objects.filter(pk=proposal.pk, state=ProposalState.OPEN).update(
-        state=ProposalState.MERGED, merged_by=push.pusher, merged_at=timezone.now(), merge_push=push,
+        state=ProposalState.MERGED, merged_by=push.pusher if push else None, merged_at=timezone.now(), merge_push=push,
         merged_sha=sha, updated_at=timezone.now())

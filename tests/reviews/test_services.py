@@ -162,3 +162,37 @@ def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, 
     assert proposal.merge_strategy == ""
     still_open = services.selectors.proposals_for(scene.repo, ProposalState.OPEN)
     assert [p.source_ref for p in still_open] == ["refs/users/alice/other"] and other
+
+
+def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(scene, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workspaces.models import ArchivedRef
+    from workspaces.signals import workspace_ref_archived
+
+    head = feature(scene)
+    proposal = open_(scene)
+    old = scene.tip("refs/heads/main")
+    squashed = scene.commit("squashed by hand", {"b.txt": "bee\n"})
+    scene.publish("main")
+    with django_capture_on_commit_callbacks(execute=True):
+        push = push_record(repo=scene.repo, pusher=scene.maint, updates=[Update(old, squashed, "refs/heads/main")])
+    proposal.refresh_from_db()
+    assert proposal.state == ProposalState.OPEN  # not an ancestor: a push alone cannot tell
+
+    def archived(branch):
+        ArchivedRef.objects.create(repository=scene.repo, username="alice", ref="refs/users/alice/feature", sha=head,
+                                   archive_ref=f"refs/archive/alice/{branch}", branch=branch, how="squashed",
+                                   reason=f"squashed into {branch}", push=push,
+                                   expires_at=timezone.now() + timedelta(days=30))
+        workspace_ref_archived.send(sender=ArchivedRef, repository_id=scene.repo.pk, ref="refs/users/alice/feature",
+                                    sha=head, push_id=push.pk, reason=f"squashed into {branch}")
+        proposal.refresh_from_db()
+
+    archived("release")  # landed elsewhere than the proposal's target: still open
+    assert proposal.state == ProposalState.OPEN
+    archived("main")
+    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == \
+        (ProposalState.MERGED, push, scene.maint, squashed)
