@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import urllib.request
 
 import pytest
 import zstandard
@@ -228,3 +229,12 @@ def test_pages_follow_a_real_push(world):
     assert raw_bytes(get("/owner/project/raw/main/src/hello.c")) == b"pushed for browsing\n"
     commit = text(get(f"/owner/project/commit/{sha}"))
     assert '<td class="code">+pushed for browsing</td>' in commit
+    # Streamed by the real server (gunicorn), not just the test client.
+    base = f"http://{world.host}/owner/project"
+    with urllib.request.urlopen(f"{base}/archive/main.tar.zst", timeout=60) as response:
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(response.read())).read()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        assert "project-main/src/hello.c" in tar.getnames()
+    with urllib.request.urlopen(f"{base}/raw/main/src/hello.c", timeout=60) as response:
+        assert response.read() == b"pushed for browsing\n"
+        assert "sandbox" in response.headers["Content-Security-Policy"]
