@@ -13,9 +13,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from repos import browse as repo_browse
+from repos import rendering
 from repos.compare import compare
 from repos.errors import ServiceError
 from repos.views import form_error, repo_or_404
+from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from reviews import merge, selectors, services
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
@@ -78,6 +80,16 @@ def proposal_new(request, owner: str, name: str):
     return render(request, "reviews/new.html", {"repo": repo, "form": form, "refs": refs, "tab": "proposals"})
 
 
+def _markdown(repo, proposal, text: str):
+    """Descriptions and comments as sanitized Markdown (repos.rendering, as READMEs); relative
+    links lead to files on the target branch."""
+    if not text:
+        return ""
+    branch = proposal.target_branch
+    return rendering.render_markdown(text, directory="", blob_base=url_for(repo, "blob", branch),
+                                     raw_base=url_for(repo, "raw", branch))
+
+
 def proposal_detail(request, owner: str, name: str, number: int, revision: int | None = None, *,
                     conflict: merge.MergeConflict | None = None, status: int = 200):
     repo, proposal = _proposal_or_404(request, owner, name, number)
@@ -86,11 +98,14 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
     if shown is None:
         raise Http404
     user = request.user
+    comments = list(proposal.comments.select_related("revision"))
+    for comment in comments:
+        comment.html = _markdown(repo, proposal, comment.body)
     context = {
         "repo": repo, "proposal": proposal, "revision": shown, "latest": latest, "tab": "proposals",
         "revisions": list(proposal.revisions.select_related("push")),
         "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
-        "comments": proposal.comments.select_related("revision"),
+        "comments": comments, "description_html": _markdown(repo, proposal, proposal.description),
         "approvals": selectors.approvals(proposal, latest),
         "may_edit": selectors.may_edit(user, proposal),
         "may_approve": proposal.is_open and selectors.may_approve(user, proposal),

@@ -97,7 +97,11 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
     page.fill("#comment-body", f"Ready for review {XSS}")
     page.click("form[action$='/comment'] button")
     page.wait_for_load_state()
-    assert f"Ready for review {XSS}" in page.inner_text(".comments")
+    page.fill("#comment-body", "Looks **good**")
+    page.click("form[action$='/comment'] button")
+    page.wait_for_load_state()
+    assert "Ready for review" in page.inner_text(".comments")
+    assert page.inner_text(".comments .markdown strong") == "good"  # Markdown, sanitized
     sign_out(page)
 
     # The maintainer reviews, approves and squashes it in.

@@ -49,14 +49,18 @@ def test_list_and_detail_show_everything_escaped(scene):
     feature(scene, {"b.txt": f"{XSS}\n"})
     proposal = services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
                                       target_branch="main", title=f"Title {XSS}", description=f"Text {XSS}")
-    services.comment_add(proposal=proposal, user=scene.bob, body=f"Comment {XSS}")
+    services.comment_add(proposal=proposal, user=scene.bob, body=f"Comment **bold** [link](javascript:alert(1)) {XSS}")
     anonymous = Client()
     listing = anonymous.get("/owner/project/proposals").content.decode()
     assert "Title &lt;script&gt;" in listing and "<script>window" not in listing
     assert 'aria-current="page">Proposals<' in listing.replace("\n", "")
     page = anonymous.get("/owner/project/proposals/1").content.decode()
-    assert "<script>window" not in page and "<img src=x" not in page
-    assert page.count("&lt;script&gt;window.pwned=1&lt;/script&gt;") >= 4  # title x2, description, comment, diff
+    assert "<script>window" not in page and "<img src=x onerror" not in page and "onerror=" not in \
+        page.replace("onerror=alert(1)&gt;", "") and 'href="javascript' not in page
+    # Plain text where text is shown (title twice, the diff); sanitized Markdown in the
+    # description and comments.
+    assert page.count("&lt;script&gt;window.pwned=1&lt;/script&gt;") == 3
+    assert "Comment <strong>bold</strong>" in page and "Text " in page
     assert "Revision 1" in page and "feature work" in page
     assert "merge-box" not in page and "Approve" not in page  # anonymous: no buttons
     assert anonymous.get("/owner/project/proposals?state=closed").status_code == 200
