@@ -75,3 +75,19 @@ class Scene:
 @pytest.fixture
 def scene(tmp_path, git_home) -> Scene:
     return Scene(tmp_path, git_home)
+
+
+@pytest.fixture
+def enqueued(monkeypatch) -> list[tuple[str, tuple]]:
+    """Celery tasks the code under test enqueued, as (name, args), instead of sending them: tests
+    that run on-commit callbacks in a rolled-back transaction must not leave real messages for
+    the session's worker."""
+    from celery.app.task import Task
+
+    calls: list[tuple[str, tuple]] = []
+
+    def apply_async(self, args=None, kwargs=None, **_options):
+        calls.append((self.name, tuple(args or ())))
+
+    monkeypatch.setattr(Task, "apply_async", apply_async)
+    return calls

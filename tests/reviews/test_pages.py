@@ -69,7 +69,7 @@ def test_list_and_detail_show_everything_escaped(scene):
         assert anonymous.get(path).status_code == 404, path
 
 
-def test_old_revisions_stay_viewable(scene, django_capture_on_commit_callbacks):
+def test_old_revisions_stay_viewable(scene, django_capture_on_commit_callbacks, enqueued):
     first = feature(scene, {"b.txt": "first version\n"})
     services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
                            target_branch="main", title="Add b")

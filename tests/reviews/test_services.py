@@ -113,7 +113,7 @@ def test_comments_need_a_signed_in_reader(scene):
     assert comment.body == "<b>looks</b> good" and comment.revision.number == 1
 
 
-def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(scene, django_capture_on_commit_callbacks):
+def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(scene, django_capture_on_commit_callbacks, enqueued):
     first = feature(scene)
     proposal = open_(scene)
     for user in (scene.alice, scene.bob):
@@ -136,7 +136,7 @@ def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(scene, dja
     assert [(a.username, a.stale) for a in approvals(proposal, latest)] == [("maint", False)]
 
 
-def test_deleting_the_ref_keeps_the_last_revision(scene, django_capture_on_commit_callbacks):
+def test_deleting_the_ref_keeps_the_last_revision(scene, django_capture_on_commit_callbacks, enqueued):
     head = feature(scene)
     proposal = open_(scene)
     with django_capture_on_commit_callbacks(execute=True):
@@ -146,7 +146,7 @@ def test_deleting_the_ref_keeps_the_last_revision(scene, django_capture_on_commi
     assert proposal.state == ProposalState.OPEN
 
 
-def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, django_capture_on_commit_callbacks):
+def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, django_capture_on_commit_callbacks, enqueued):
     head = feature(scene)
     proposal = open_(scene)
     other = feature(scene, "refs/users/alice/other", "other\n")
@@ -164,7 +164,7 @@ def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, 
     assert [p.source_ref for p in still_open] == ["refs/users/alice/other"] and other
 
 
-def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(scene, django_capture_on_commit_callbacks):
+def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(scene, django_capture_on_commit_callbacks, enqueued):
     from datetime import timedelta
 
     from django.utils import timezone
