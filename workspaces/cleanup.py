@@ -137,30 +137,59 @@ def find_landed(repo: Repository, branch: str, old: str, new: str) -> list[Lande
         "ref_updates__ref", flat=True) if u and u.startswith("refs/users/")}
     if not owners:
         return landed
-    candidates = _listed(path, [f"refs/users/{name}/" for name in sorted(owners)])
-    for ref, sha in sorted(candidates.items()):
-        if ref in merged:
-            continue
-        how = _landed_by_patch(path, sha, new, landed_ids)
-        if how:
-            landed.append(Landed(ref, sha, how))
+    candidates = {ref: sha for ref, sha in _listed(path, [f"refs/users/{name}/" for name in sorted(owners)]).items()
+                  if ref not in merged}
+    found = _landed_by_patch(path, candidates, new, landed_ids)
+    landed += [Landed(ref, candidates[ref], how) for ref, how in sorted(found.items())]
     return landed
 
 
-def _landed_by_patch(path, tip: str, new: str, landed_ids: set[str]) -> str | None:
-    own = run_git(["rev-list", f"--max-count={MAX_REF_COMMITS + 1}", "--parents", tip, "--not", new],
-                  repo=path).text.splitlines()
-    if not own or len(own) > MAX_REF_COMMITS:
-        return None
-    if all(len(line.split()) == 2 for line in own):  # no merge commits in the ref's own work
-        ids = patchids.of_commits(path, [line.split()[0] for line in own])
-        # Every commit has a patch-id (an empty commit has none: then it is not a rebase match).
-        if len(ids) == len(own) and set(ids.values()) <= landed_ids:
-            return "rebased"
-    base = patchids.merge_base(path, tip, new)
-    if base and patchids.of_range(path, base, tip) in landed_ids:
-        return "squashed"
-    return None
+def _landed_by_patch(path, candidates: dict[str, str], new: str, landed_ids: set[str]) -> dict[str, str]:
+    """ref -> "rebased" or "squashed" for the candidates whose work the branch (at `new`) has
+    by patch-id. A handful of git processes for all candidates together: one rev-list for
+    the commits they have that the branch lacks, one patch-id pipeline for those commits, one
+    for the candidates' combined diffs."""
+    if not candidates:
+        return {}
+    out = run_git(["rev-list", "--parents", *sorted(set(candidates.values())), "--not", new], repo=path).text
+    parents = {commit: rest for commit, *rest in (line.split() for line in out.splitlines())}
+    ids = patchids.of_commits(path, [c for c, ps in parents.items() if len(ps) <= 1])
+    found: dict[str, str] = {}
+    ranges: dict[str, tuple[str, str]] = {}
+    for ref, tip in candidates.items():
+        own, boundary = _own_commits(tip, parents)
+        if not own or len(own) > MAX_REF_COMMITS:
+            continue
+        # Rebased: every commit of its own (no merges; an empty commit has no patch-id) landed.
+        if all(len(parents[c]) <= 1 and c in ids for c in own) and {ids[c] for c in own} <= landed_ids:
+            found[ref] = "rebased"
+            continue
+        # Squashed: its combined diff from where it left the branch. With one boundary commit
+        # that is the merge base; otherwise ask git.
+        base = next(iter(boundary)) if len(boundary) == 1 else patchids.merge_base(path, tip, new)
+        if base:
+            ranges[ref] = (tip, base)
+    combined = patchids.of_ranges(path, ranges.values())
+    found.update({ref: "squashed" for ref, (tip, _base) in ranges.items() if combined.get(tip) in landed_ids})
+    return found
+
+
+def _own_commits(tip: str, parents: dict[str, list[str]]) -> tuple[set[str], set[str]]:
+    """The commits reachable from tip within `parents` (those the branch lacks), and the
+    commits just outside (where the work left the branch)."""
+    own, boundary, stack = set(), set(), [tip]
+    while stack:
+        commit = stack.pop()
+        if commit in own:
+            continue
+        if commit not in parents:
+            boundary.add(commit)
+            continue
+        own.add(commit)
+        stack.extend(parents[commit])
+        if len(own) > MAX_REF_COMMITS:
+            break
+    return own, boundary
 
 
 # --- deleting and restoring -----------------------------------------------------------------------

@@ -40,6 +40,17 @@ def of_range(repo_path: Path, base: str, tip: str) -> str | None:
     return found[0][0] if found else None
 
 
+def of_ranges(repo_path: Path, ranges: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """tip -> patch-id of the diff base..tip, for many (tip, base) pairs in one pipeline
+    (`diff-tree --stdin` reads "<tip> <base>" as a commit and the parent to diff it with).
+    A tip appears once: its base is a function of it here."""
+    lines = "".join(f"{tip} {base}\n" for tip, base in dict(ranges).items())
+    if not lines:
+        return {}
+    diff = run_git(["diff-tree", "--stdin", "-p", *_DIFF_OPTS], repo=repo_path, input=lines.encode()).stdout
+    return {commit: patch_id for patch_id, commit in _patch_ids(repo_path, diff)}
+
+
 def merge_base(repo_path: Path, a: str, b: str) -> str | None:
     result = run_git(["merge-base", a, b], repo=repo_path, check=False)
     return result.text.strip() or None
