@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repos.errors import Forbidden, InvalidInput
+from repos.errors import Conflict, Forbidden, InvalidInput
 from repos.models import Push, PushCommit, RefUpdate, Webhook
 from reviews import merge, services
 from reviews.merge import MergeConflict, NotFastForward, TargetMoved
@@ -223,3 +223,30 @@ def test_protected_branch_takes_fast_forward_merges(scene):
     diverge(scene, conflict=False)
     result = merge.proposal_merge(proposal=propose(scene), user=scene.maint, strategy="rebase")
     assert scene.tip("refs/heads/main") == result.sha
+
+
+def test_rebase_refuses_merge_commits_and_nothing_to_merge_is_a_conflict(scene):
+    from reviews.merge import NothingToMerge
+
+    diverge(scene, conflict=False)
+    scene.checkout("feature")
+    scene.git("merge", "--quiet", "--no-edit", "main")  # the contributor merged main in
+    scene.publish("feature", "refs/users/alice/feature")
+    proposal = propose(scene)
+    target = scene.tip("refs/heads/main")
+    with pytest.raises(Conflict) as caught:
+        merge.proposal_merge(proposal=proposal, user=scene.maint, strategy="rebase")
+    assert caught.value.code == "rebase_merge_commit" and caught.value.status == 409
+    assert_untouched(scene, proposal, target)
+    result = merge.proposal_merge(proposal=proposal, user=scene.maint, strategy="ff")  # it contains main now
+    assert result.sha == scene.tip("refs/users/alice/feature")
+
+    scene.checkout("again", "main")
+    scene.commit("second feature", {"e.txt": "e\n"})
+    scene.publish("again", "refs/users/alice/again")
+    second = propose(scene, ref="refs/users/alice/again")
+    scene.checkout("main")
+    scene.git("reset", "--quiet", "--hard", "again")  # the same commit reaches main by a push
+    scene.publish("main")
+    with pytest.raises(NothingToMerge):
+        merge.proposal_merge(proposal=second, user=scene.maint, strategy="squash")
