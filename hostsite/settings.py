@@ -140,6 +140,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # The worker polls the folder; at kombu's default of 1 s, with prefetch 1 and late acks,
+        # it took one task a second, so a backlog (a push queues indexing, cleanup, bundles and
+        # maintenance) delayed everything behind it. Listing a folder 10 times a second is free.
+        "polling_interval": 0.1,
     }
 else:
     # acks_late re-delivers a task whose worker died; on Redis it is re-delivered after the
