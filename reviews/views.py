@@ -101,14 +101,17 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
     comments = list(proposal.comments.select_related("revision"))
     for comment in comments:
         comment.html = _markdown(repo, proposal, comment.body)
+    approvals = selectors.approvals(proposal, latest)
     context = {
         "repo": repo, "proposal": proposal, "revision": shown, "latest": latest, "tab": "proposals",
         "revisions": list(proposal.revisions.select_related("push")),
         "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
         "comments": comments, "description_html": _markdown(repo, proposal, proposal.description),
-        "approvals": selectors.approvals(proposal, latest),
+        "approvals": approvals,
         "may_edit": selectors.may_edit(user, proposal),
-        "may_approve": proposal.is_open and selectors.may_approve(user, proposal),
+        # Not again for a head this user already approved (a new revision brings the button back).
+        "may_approve": proposal.is_open and selectors.may_approve(user, proposal) and not any(
+            a.username == user.username and not a.stale for a in approvals),
         "may_merge": proposal.is_open and merge.may_merge(user, repo),
         "strategies": MergeStrategy.choices, "conflict": conflict,
         "title_max": TITLE_MAX,

@@ -94,6 +94,8 @@ def test_maintainer_approves_and_merges_from_the_page(scene):
     author_page = signed_in(scene.alice).get("/owner/project/proposals/1").content.decode()
     assert "merge-box" not in author_page and "Approve revision" not in author_page
     assert maint.post("/owner/project/proposals/1/approve").status_code == 302
+    approved = maint.get("/owner/project/proposals/1").content.decode()
+    assert "approved revision 1" in approved and "Approve revision" not in approved  # once per revision
     assert signed_in(scene.alice).post("/owner/project/proposals/1/merge", {"strategy": "merge"}).status_code == 302
     assert Proposal.objects.get().state == ProposalState.OPEN  # refused, with a message
     response = maint.post("/owner/project/proposals/1/merge", {"strategy": "squash"}, follow=True)

@@ -95,8 +95,9 @@ def test_user_workspace_is_paginated_with_counts_per_page(busy):
     first = Client().get("/owner/project/workspaces/alice").content.decode()
     assert first.count("<td>2</td><td>1</td>") == 50  # 50 rows a page, each with ahead/behind
     assert "Page 1 of 2 · 61 in all" in first and 'rel="next" href="?page=2"' in first
-    second = Client().get("/owner/project/workspaces/alice?page=2").content.decode()
-    assert second.count("<td>2</td><td>1</td>") == 11 and 'rel="prev"' in second
+    second = Client().get("/owner/project/workspaces/alice?page=2&x=%3Cb%3E").content.decode()
+    assert second.count("<td>2</td><td>1</td>") == 11
+    assert 'rel="prev" href="?page=1&amp;x=%3Cb%3E"' in second  # other parameters kept, escaped
     api = APIClient().get("/api/v1/repos/owner/project/workspaces/alice?per_page=5&page=2").json()
     assert api["ref_count"] == 61 and len(api["refs"]) == 5 and "page=3" in api["next"]
     assert all(r["ahead"] == 2 and r["behind"] == 1 for r in api["refs"])
