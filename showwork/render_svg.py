@@ -149,9 +149,7 @@ def _follow(layout: Layout, ys: list[int], index: int, top: int, bottom: int) ->
         if bottom == rows[index].column or index + 1 >= len(rows):
             return " ".join(d)
         top = bottom
-        bottom = next(
-            (link.bottom for link in rows[index].links if link.top == top and not link.start), top
-        )
+        bottom = next((link.bottom for link in rows[index].links if link.top == top and not link.start), top)
 
 
 def _counts(layout: Layout, ys: list[int], text_x: int) -> list[str]:
