@@ -115,11 +115,26 @@ def _segment(top: int, bottom: int, y1: int, y2: int) -> str:
 def _edges(layout: Layout, ys: list[int]) -> list[str]:
     rows = layout.rows
     solid = []
+    # Straight stretches of a column become one vertical each (through the nodes on it,
+    # which are drawn on top): a column per row each would make a long graph's SVG
+    # megabytes of "M x y V y".
+    runs: dict[int, list[int]] = {}  # column -> [top y, bottom y] of its open stretch
     for index, row in enumerate(rows[:-1]):
+        y1, y2 = ys[index], ys[index + 1]
         for link in row.links:
-            if not link.elided:
-                y1, y2 = ys[index], ys[index + 1]
+            if link.elided:
+                continue
+            if link.top != link.bottom:
                 solid.append(f"M{_x(link.top):g} {y1}" + _segment(link.top, link.bottom, y1, y2))
+                continue
+            run = runs.get(link.top)
+            if run is not None and run[1] == y1:
+                run[1] = y2
+                continue
+            if run is not None:
+                solid.append(f"M{_x(link.top):g} {run[0]}V{run[1]}")
+            runs[link.top] = [y1, y2]
+    solid.extend(f"M{_x(column):g} {top}V{bottom}" for column, (top, bottom) in sorted(runs.items()))
     out = []
     if solid:
         out.append(f'<path class="sw-edge" fill="none" stroke="currentColor" d="{" ".join(solid)}"/>')

@@ -204,3 +204,10 @@ def test_json_lists_nodes_with_their_places_and_edges_with_their_kind():
     assert {"from": "t", "to": "old", "elided": 120, "kind": "dashed"} in data["edges"]
     assert {"from": "m", "to": "t", "elided": 0, "kind": "solid"} in data["edges"]
     assert len(data["edges"]) == 7
+
+
+def test_svg_draws_a_straight_stack_as_one_line():
+    nodes = [draft(f"c{i}", f"c{i + 1}") for i in range(199)] + [tip("c199")]
+    root = svg_of(Graph(nodes))
+    (path,) = root.findall(f"{SVG}path")
+    assert path.get("d") == f"M16 {ROW_HEIGHT // 2}V{ROW_HEIGHT // 2 + 199 * ROW_HEIGHT}"
