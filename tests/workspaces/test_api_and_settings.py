@@ -63,7 +63,7 @@ def test_maintainers_may_edit_setting_takes_effect(world):
     api = api_for(world.owner)
     response = api.patch("/api/v1/repos/owner/project/workspace-settings", {"maintainers_may_edit": False,
                                                                           "ref_limit": 5}, format="json")
-    assert response.json() == {"maintainers_may_edit": False, "ref_limit": 5}
+    assert response.json() == {"maintainers_may_edit": False, "ref_limit": 5, "delete_merged_refs": True}
     mona.git("fetch", "--quiet", mona.remote, "refs/users/alice/t", check=True)
     mona.git("checkout", "--quiet", "FETCH_HEAD", check=True)
     mona.commit("maintainer edit")

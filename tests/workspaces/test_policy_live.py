@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from tests.workspaces.test_policy import expected
-from workspaces.models import ProtectedBranch
+from workspaces.models import ProtectedBranch, WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -34,6 +34,9 @@ def server_set(world, ref: str, sha: str | None) -> None:
 
 @pytest.mark.parametrize("role", ["reader", "maintainer", "admin"])
 def test_policy_matrix_with_real_pushes(world, role):
+    # The matrix moves main onto workspace commits and back: a Celery worker left running by an
+    # earlier test would clean up those "merged" workspace refs under it (workspaces.cleanup).
+    WorkspaceSettings.objects.create(repository=world.repo, delete_merged_refs=False)
     ProtectedBranch.objects.create(repository=world.repo, name="release")
     ProtectedBranch.objects.create(repository=world.repo, name="wild", allow_force=True)
     world.add("bob")
