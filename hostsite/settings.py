@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "workspaces",
     "bundles",
     "reviews",
+    "showwork.appconfig.ShowworkAppConfig",
 ]
 
 MIDDLEWARE = [
@@ -128,6 +129,17 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 if env_bool("BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- cache ------------------------------------------------------------------------------------
+# Shared by every process (web workers, Celery): showwork's cached graphs are invalidated by
+# whichever process sees refs move. Files under VAR_DIR by default; CACHE_URL=redis://... in
+# production (see showwork/cache.py).
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                          "LOCATION": str(VAR_DIR / "cache"), "OPTIONS": {"MAX_ENTRIES": 20000}}}
 
 # --- Celery -----------------------------------------------------------------------------------
 CELERY_BROKER_URL = broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))

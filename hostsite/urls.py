@@ -4,8 +4,10 @@ urlpatterns = [
     path("api/v1/", include("repos.api.urls")),
     path("api/v1/", include("workspaces.api_urls")),
     path("api/v1/", include("reviews.api_urls")),
+    path("api/v1/", include("showwork.api_urls")),
     path("", include("workspaces.urls")),
     path("", include("reviews.urls")),
+    path("", include("showwork.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
     path("", include("repos.urls")),

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from showwork import views
+
+_R = "<str:owner>/<str:name>"
+
+urlpatterns = [
+    path("dashboard", views.dashboard, name="dashboard"),
+    path(f"{_R}/work", views.work, name="work"),
+    path(f"{_R}/work.txt", views.work_text, name="work-text"),
+    path(f"{_R}/work/stack/<path:ref>", views.stack, name="work-stack"),
+    path(f"{_R}/c/<str:prefix>", views.short_hash, name="short-hash"),
+]
