@@ -1,0 +1,95 @@
+"""The Work view against the real server: a push through gunicorn invalidates the cached graph
+(another process, the shared cache), and a real browser renders the SVG and follows its links."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from reviews.models import Proposal
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path("/tmp/hostsite-shots")
+
+
+@pytest.fixture
+def busy(world):
+    alice = world.add("alice")
+    alice.commit("alice one", name="alice.txt")
+    alice.commit("<script>window.pwned=1</script> two", name="alice.txt")
+    assert alice.push("HEAD:refs/users/alice/feature").returncode == 0
+    bob = world.add("bob")
+    bob.commit("bob's nameless work", name="bob.txt")
+    assert bob.push("HEAD:refs/for/main").returncode == 0
+    world.owner.commit("main moves on")
+    assert world.owner.push("main").returncode == 0
+    return world
+
+
+def test_a_push_invalidates_the_cached_graph(busy):
+    client = Client()
+    first = client.get("/owner/project/work.txt")
+    assert client.get("/owner/project/work.txt")["X-Showwork-Cache"] == "hit"
+    assert "alice one" in first.content.decode() and "bob's nameless work" in first.content.decode()
+    alice = busy.users["alice"]
+    alice.commit("alice three", name="alice.txt")
+    assert alice.push("HEAD:refs/users/alice/feature").returncode == 0  # the live server's receiver bumps
+    after = client.get("/owner/project/work.txt")
+    assert after["X-Showwork-Cache"] == "miss" and "alice three" in after.content.decode()
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright missing: see requirements-dev.txt")
+    if not os.access(CHROMIUM, os.X_OK):
+        reason = f"{CHROMIUM} missing: install the Debian package chromium"
+        if os.environ.get("HOSTSITE_BROWSER_REQUIRED") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+        )
+        context = browser.new_context(viewport={"width": 1100, "height": 700})
+        page = context.new_page()
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+def test_browser_renders_the_graph_and_follows_links(busy, browser_page, live_server_url):
+    page = browser_page
+    bob_ref = next(r for r in busy.refs() if r.startswith("refs/users/bob/main/"))
+    Proposal.objects.create(repository=busy.repo, number=1, author=busy.users["bob"].user, source_ref=bob_ref,
+                            target_branch="main", title="Bob's work")
+    page.goto(f"{live_server_url}/owner/project/work")
+    svg = page.locator("svg.sw-graph")
+    svg.wait_for()
+    box = svg.bounding_box()
+    assert box and box["width"] > 200 and box["height"] > 100
+    rows = page.locator("svg.sw-graph a.sw-row")
+    assert rows.count() >= 5  # 3 drafts, a base, main's tip
+    assert page.evaluate("window.pwned") is None
+    assert "<script>window.pwned=1</script> two" in (svg.text_content() or "")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "showwork-work.png"), full_page=True)
+
+    # Bob's head has an open proposal: its row opens the proposal.
+    page.locator("svg.sw-graph a.sw-row", has_text="bob's nameless work").click()
+    page.wait_for_url("**/owner/project/proposals/1")
+    page.go_back()
+    # Alice's rows open their commit pages, also from the keyboard.
+    row = page.locator("svg.sw-graph a.sw-row", has_text="alice one")
+    row.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/owner/project/commit/*")
+    assert "alice one" in page.inner_text("main")
