@@ -5,6 +5,7 @@ Every repository page starts with repo_or_404: a private repository is a 404 to 
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -28,6 +29,7 @@ from workspaces.models import Workspace
 from workspaces.selectors import visible_to
 
 MAX_CAP = 1000  # Sapling warns above 1,000 commits
+USERNAME = re.compile(r"[a-z0-9][a-z0-9-]{0,38}")
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,8 @@ def filters_from(params, viewer) -> Filters:
     limit=<n> (1..1000)."""
     mine = _flag(params.get("mine")) and viewer is not None and viewer.is_authenticated
     user = viewer.username if mine else (params.get("user") or None)
-    if user is not None and ("/" in user or len(user) > 150):
-        user = "\0"  # nobody: not a username
+    if user is not None and not USERNAME.fullmatch(user):
+        user = "-"  # not a username: matches no workspace
     branch = params.get("branch") or None
     try:
         cap = min(max(int(params.get("limit", selection.DEFAULT_CAP)), 1), MAX_CAP)

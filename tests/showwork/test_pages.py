@@ -59,6 +59,9 @@ def test_api_json_with_filters(lab):
     assert data["more"] == 0 and data["columns"] >= 1
     bobs = APIClient().get("/api/v1/repos/owner/project/work?user=bob").json()["nodes"]
     assert bobs and not [n for n in bobs if n["kind"] == "draft"]
+    for bad in ("al*", "x\0y", "../alice", "a" * 200):
+        response = APIClient().get("/api/v1/repos/owner/project/work", {"user": bad, "branch": bad})
+        assert response.status_code == 200 and not [n for n in response.json()["nodes"] if n["kind"] == "draft"]
     limited = APIClient().get("/api/v1/repos/owner/project/work?limit=1").json()
     assert limited["more"] == 0  # one stack is never split
     assert not [n for n in APIClient().get("/api/v1/repos/owner/project/work?branch=nope").json()["nodes"]
