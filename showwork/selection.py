@@ -5,21 +5,21 @@ Four git processes for a whole view, however many heads (issue 7):
 1. ``for-each-ref`` over branches, tags and workspace refs (heads, their dates);
 2. ``log --boundary <heads> --not --branches --tags``: the draft commits (reachable from the
    selected heads, from no canonical ref) and, as the walk's boundary, their bases;
-3. ``log --no-walk`` for the canonical branch tips;
-4. ``name-rev --refs=refs/heads/*`` for the bases and tips: which branch each lies on and how
-   many first-parent steps below its tip, so the public history between two shown public
-   commits collapses into one edge whose count is the number of commits skipped on that line.
+3. ``rev-list --first-parent --parents <branch tips> --not <oldest base>^@``: the branches'
+   first-parent lines down to the oldest base, so each shown public commit gets a place on a
+   line (the nearest tip wins) and the history between two of them collapses into one edge
+   counting the commits skipped along that line (a merge counts as one, as in
+   `git log --first-parent`);
+4. ``log --no-walk`` over the commits shown (after the cap): git's shortest unique
+   abbreviation (``%h`` with ``--abbrev=4``: unique among all objects) and the tips' details.
+
+A public commit off every first-parent line (inside a merged side branch) is placed by one
+``name-rev`` over just those commits, by the length of its name's path.
 
 Measured on a 200,000-commit history with 1,000 heads (bench/showwork.py): a per-(tip, base)
-``rev-list --count`` costs a process each (900 bases: seconds), and one ``rev-list --parents``
-over the public region pipes every commit of it to Python; name-rev walks the same region
-but prints one line per base. Steps 2 and 4 cost a walk down to the oldest base either way.
-A merge on the line counts as one skipped commit (the first-parent view of `git log
---first-parent`); a base reached only through a merge's second parent is placed by the length
-of its name-rev path.
-
-Every abbreviated hash comes from git's own ``%h`` with ``--abbrev=4`` (the shortest prefix
-unique among all objects of the repository); showwork.prefixes picks the view's one width.
+``rev-list --count`` costs a process each (900 bases: seconds); ``name-rev`` for all bases
+cost 180 ms where the first-parent rev-list costs 50 ms; ``%h`` in the draft walk cost 50 ms
+for 5,000 commits of which the cap shows 500. Steps 2 and 3 walk down to the oldest base.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ from workspaces.selectors import INVISIBLE
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
 FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
+# The same without the abbreviation: `%h` searches every pack for each commit, which for the
+# whole draft walk (5,000 commits, most of them capped away) cost more than the walk itself.
+WALK_FORMAT = "%m%H%x00%P%x00%x00%an%x00%ct%x00%s"
 NAMELESS = re.compile(r"^refs/users/([^/]+)/(.+)/[0-9a-f]{12}$")
 _NAME_REV = re.compile(r"^([0-9a-f]{40,64}) \((.*)\)$")
 
@@ -124,8 +127,42 @@ def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
     return drafts, boundary
 
 
-def _positions(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -> dict[str, tuple[str, int]]:
-    """sha -> (branch, steps below its tip) from one name-rev; commits on no branch are left out."""
+def _first_parent_lines(repo: Repository, branches: dict[str, str], stop: str | None) -> dict[str, str]:
+    """commit -> first parent along the branches' first-parent lines, from one rev-list that
+    stops below `stop` (the oldest base): the public history the view can reach."""
+    if not branches:
+        return {}
+    args = ["rev-list", "--first-parent", "--parents", "--stdin"]
+    if stop:
+        args += ["--not", f"{stop}^@"]
+    out = run_git(args, repo=repo.disk_path, input="".join(sorted({t + "\n" for t in branches.values()})).encode())
+    first: dict[str, str] = {}
+    for line in out.stdout.decode().split("\n"):
+        parts = line.split(" ", 2)
+        if len(parts) >= 2:
+            first[parts[0]] = parts[1]
+    return first
+
+
+def _walk_lines(branches: dict[str, str], first: dict[str, str], only: str | None = None) -> dict[str, tuple[str, int]]:
+    """commit -> (branch, first-parent steps below its tip), the nearest tip winning."""
+    found: dict[str, tuple[str, int]] = {}
+    for name, tip in sorted(branches.items()):
+        if only is not None and name != only:
+            continue
+        sha, steps = tip, 0
+        while sha is not None:
+            seen = found.get(sha)
+            if seen is not None and seen[1] <= steps:
+                break
+            found[sha] = (name, steps)
+            sha, steps = first.get(sha), steps + 1
+    return found
+
+
+def _name_rev(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -> dict[str, tuple[str, int]]:
+    """sha -> (branch, steps) from name-rev, for public commits off every first-parent line
+    (inside merged side branches): the length of the name's path counts the steps."""
     if not shas:
         return {}
     out = run_git(["name-rev", f"--refs={pattern}", "--annotate-stdin"], repo=repo.disk_path,
@@ -166,7 +203,7 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
     drafts: dict[str, _Commit] = {}
     bases: dict[str, _Commit] = {}
     if heads:
-        out = run_git(["log", "--boundary", f"--format={FORMAT}", "--abbrev=4", "--stdin",
+        out = run_git(["log", "--boundary", f"--format={WALK_FORMAT}", "--stdin",
                        "--not", "--branches", "--tags"], repo=path,
                       input="".join(sorted({h.sha + "\n" for h in heads})).encode()).stdout
         drafts, bases = parse_log(out)
@@ -189,12 +226,15 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
                     todo.append(parent)
         stacks[head.sha] = seen
 
-    tips = _tips(repo, refs.branches)
-    public = {**bases, **tips}
-    positions = _positions(repo, sorted(public))
+    oldest = min(bases.values(), key=lambda c: (c.when, c.sha)).sha if bases else None
+    first = _first_parent_lines(repo, refs.branches, oldest)
+    on_lines = _walk_lines(refs.branches, first)
 
     if branch is not None:
-        on_branch = set(_positions(repo, sorted(bases), f"refs/heads/{branch}"))
+        on_branch = {sha for sha in _walk_lines(refs.branches, first, only=branch) if sha in bases}
+        off = sorted(set(bases) - on_branch)
+        if off:
+            on_branch |= set(_name_rev(repo, off, f"refs/heads/{branch}"))
         heads = [h for h in heads if _target_branch(h, refs.branches) == branch
                  or any(p in on_branch for sha in stacks[h.sha] for p in drafts[sha].parents if p in bases)]
 
@@ -221,7 +261,11 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
     for name, sha in sorted(refs.branches.items()):
         branch_labels.setdefault(sha, []).append(name)
 
-    proposals = _proposal_urls(repo, [h for h in kept])
+    proposals = _proposal_urls(repo, kept)
+    public_shown = used_bases | set(refs.branches.values())
+    described = _describe(repo, sorted(shown | public_shown))
+    positions = {sha: on_lines[sha] for sha in public_shown if sha in on_lines}
+    positions.update(_name_rev(repo, sorted(public_shown - set(positions))))
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
     nodes: dict[str, GraphNode] = {}
     for sha in shown:
@@ -232,24 +276,23 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
         nodes[sha] = GraphNode(sha, tuple((p, 0) for p in c.parents if p in shown or p in used_bases), "draft",
                                c.subject, c.author, c.when, owner=owner_of.get(sha, ""), labels=head_labels,
                                url=url)
-    public_shown = used_bases | set(tips)
+    tips = set(refs.branches.values())
     for sha, edges in _public_edges(public_shown, positions).items():
-        c = public[sha]
-        kind = "tip" if sha in tips else "base"
-        nodes[sha] = GraphNode(sha, edges, kind, c.subject, c.author, c.when,
+        c = described.get(sha) or bases[sha]
+        nodes[sha] = GraphNode(sha, edges, "tip" if sha in tips else "base", c.subject, c.author, c.when,
                                labels=tuple(branch_labels.get(sha, ())), url=base_url + sha)
 
-    width = prefixes.common_width([(drafts.get(s) or public[s]).abbrev for s in nodes], refs.branches, refs.tags,
-                                  list(nodes))
+    width = prefixes.common_width([c.abbrev for c in described.values()], refs.branches, refs.tags, list(nodes))
     ordered = topo_order({sha: replace(node, short=sha[:width]) for sha, node in nodes.items()})
     return Graph(ordered, more=more)
 
 
-def _tips(repo: Repository, branches: dict[str, str]) -> dict[str, _Commit]:
-    if not branches:
+def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
+    """The shown commits with git's shortest unique abbreviation (and the tips' details)."""
+    if not shas:
         return {}
-    out = run_git(["log", "--no-walk", f"--format={FORMAT}", "--abbrev=4", "--stdin"], repo=repo.disk_path,
-                  input="".join(sorted({s + "\n" for s in branches.values()})).encode()).stdout
+    out = run_git(["log", "--no-walk=unsorted", f"--format={FORMAT}", "--abbrev=4", "--stdin"], repo=repo.disk_path,
+                  input="".join(s + "\n" for s in shas).encode()).stdout
     return parse_log(out)[0]
 
 
