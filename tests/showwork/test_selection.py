@@ -156,3 +156,25 @@ def test_merge_in_drafts_and_stacked_heads(tmp_path, git_home):
 def test_since_window(lab):
     graph = select(lab.repo, viewer=anon(), since=timedelta(hours=36), now=NOW)
     assert {n.sha for n in graph.nodes if n.kind == "draft"} == {lab.shas["b1"]}
+
+
+def test_base_inside_a_merged_side_branch_joins_the_line(tmp_path, git_home):
+    lab = Lab(tmp_path, git_home)
+    m0 = lab.commit("M0", at=NOW - 9 * DAY)
+    s1 = lab.commit("S1", at=NOW - 8 * DAY)
+    lab.commit("S2", at=NOW - 7 * DAY)
+    side = lab.git("rev-parse", "HEAD").stdout.strip()
+    lab.at(m0)
+    lab.commit("M1", at=NOW - 6 * DAY)
+    lab.git("merge", "--quiet", "--no-ff", "-m", "merge side", side)
+    tip = lab.publish("refs/heads/main")
+    lab.at(s1)
+    d1 = lab.commit("d1", at=NOW - DAY)
+    lab.publish("refs/users/zoe/side-fix")
+    graph = select(lab.repo, viewer=anon(), now=NOW)
+    nodes = {n.sha: n for n in graph.nodes}
+    assert set(nodes) == {tip, s1, d1}
+    assert nodes[d1].parents == ((s1, 0),)
+    # main^2~1: two steps along the path name-rev found, one commit skipped in between.
+    assert nodes[tip].parents == ((s1, 1),)
+    assert [n.sha for n in graph.nodes] == [tip, d1, s1]
