@@ -25,6 +25,7 @@ repository with alternates, whose refs git advertises as `.have`) goes to git as
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import shutil
@@ -162,3 +163,95 @@ def _empty_repo(fmt: str) -> Path:
             if not (path / "HEAD").exists():
                 raise
     return path
+
+
+# --- protocol v2 ls-refs -------------------------------------------------------------------------
+#
+# The first request of every v2 clone and fetch after the capabilities: "which refs are there".
+# Its answer depends on the request and on HEAD, branches and tags only, so it is served from a
+# cache keyed by the files those live in, instead of starting upload-pack each time (a bundle
+# clone made three requests to the origin, and this one was most of their CPU: bench/bundles.py).
+#
+# The key is taken before git reads the refs, so an answer is never filed under an older state
+# than the one it shows; any ref change writes a new file (git renames a lock file into place) or
+# changes a directory, so the key moves with it.
+
+LS_REFS_MAX_BODY = 64 * 1024
+_LS_REFS_MAX_STATE = 1000  # loose entries under refs/heads and refs/tags; more: ask git each time
+_LS_REFS_MAX_ANSWER = 1024 * 1024
+_ls_refs: dict[bytes, bytes] = {}
+_LS_REFS_MAX_ENTRIES = 512
+
+
+def ls_refs_prefixes(body: bytes) -> list[str] | None:
+    """The ref-prefixes of a v2 `ls-refs` request that asks only about HEAD, branches and tags;
+    None for any other request (another command, no prefix, other namespaces)."""
+    pos, payloads = 0, []
+    while pos + 4 <= len(body):
+        try:
+            length = int(body[pos:pos + 4], 16)
+        except ValueError:
+            return None
+        if length < 4:
+            payloads.append(None)
+            pos += 4
+            continue
+        payloads.append(body[pos + 4:pos + length])
+        pos += length
+    if not payloads or payloads[0] != b"command=ls-refs\n":
+        return None
+    prefixes = [p[len(b"ref-prefix "):].strip().decode("utf-8", "replace") for p in payloads
+                if p and p.startswith(b"ref-prefix ")]
+    if not prefixes or not all(p == "HEAD" or p.startswith(("refs/heads/", "refs/tags/")) for p in prefixes):
+        return None
+    return prefixes
+
+
+def _ref_state(repo_path: Path) -> bytes | None:
+    """A digest of every file HEAD, branches and tags are read from (packed-refs, loose refs and
+    their directories, or reftable's table list); None when there are too many to stat."""
+    entries = []
+    for name in ("HEAD", "packed-refs", "reftable/tables.list"):
+        try:
+            st = os.stat(repo_path / name)
+        except FileNotFoundError:
+            continue
+        entries.append(f"{name} {st.st_ino} {st.st_size} {st.st_mtime_ns}")
+    stack = [repo_path / "refs" / "heads", repo_path / "refs" / "tags"]
+    while stack:
+        directory = stack.pop()
+        try:
+            st = os.stat(directory)
+            scan = list(os.scandir(directory))
+        except FileNotFoundError:
+            continue
+        entries.append(f"{directory} {st.st_ino} {st.st_mtime_ns}")
+        for entry in scan:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                est = entry.stat(follow_symlinks=False)
+                entries.append(f"{entry.path} {est.st_ino} {est.st_size} {est.st_mtime_ns}")
+        if len(entries) > _LS_REFS_MAX_STATE:
+            return None
+    return hashlib.sha256("\n".join(entries).encode()).digest()
+
+
+def ls_refs(repo_path: Path, argv: list[str], env: dict[str, str], body: bytes) -> bytes | None:
+    """upload-pack's answer to a v2 ls-refs request about HEAD, branches and tags, from the cache
+    or from git (then cached); None for requests this does not cover."""
+    if len(body) > LS_REFS_MAX_BODY or ls_refs_prefixes(body) is None:
+        return None
+    state = _ref_state(repo_path)
+    key = hashlib.sha256(repr((str(repo_path), state, argv, sorted(env.items()), body)).encode()).digest()
+    if state is not None and (answer := _ls_refs.get(key)) is not None:
+        return answer
+    try:
+        answer = run_git(argv, env=env, input=body).stdout
+    except GitError:
+        return None  # let the streaming path run it, and the client see git's own error
+    if state is not None and len(answer) <= _LS_REFS_MAX_ANSWER:
+        if len(_ls_refs) >= _LS_REFS_MAX_ENTRIES:
+            _ls_refs.clear()
+        _ls_refs[key] = answer
+    return answer

@@ -221,7 +221,7 @@ def advertise(repo: Repository, service: str, pusher: Pusher,
 
 
 def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip: bool,
-        protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse:
+        protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
@@ -254,8 +254,18 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             # The origin's share of clone and fetch traffic, for the offload figure.
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
 
+    argv = _service_argv(service, path, advertise=False, config=config)
+    if service == "upload-pack" and wants_v2(protocol):
+        head = prepared.rest.read(advertisement.LS_REFS_MAX_BODY + 1)
+        prepared.rest.seek(0)
+        answer = advertisement.ls_refs(path, argv, env, head)
+        if answer is not None:
+            # ls-refs about HEAD, branches and tags: from the cache keyed by the ref files.
+            prepared.rest.close()
+            transfers.add(repo.pk, git_bytes=len(answer), git_requests=1)
+            return HttpResponse(answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(_service_argv(service, path, advertise=False, config=config), env=env, stderr=stderr)
+    proc = popen_git(argv, env=env, stderr=stderr)
     feeder = Feeder(proc, prepared.prefix, prepared.rest)
     feeder.start()
     return GitProcessResponse(

@@ -129,3 +129,60 @@ def test_v2_capabilities_same_bytes_as_upload_pack(busy_repo, config):
     run_git(["config", "uploadpack.allowFilter", "false"], repo=path)
     assert b"filter" not in advertisement.upload_pack_v2(path, config, "version=2")
     assert advertisement.upload_pack_v2(path, config, "version=2") == git_v2_capabilities(path, config)
+
+
+def pkt(text: str) -> bytes:
+    return b"%04x" % (len(text) + 4) + text.encode()
+
+
+def ls_refs_body(*prefixes: str, args=("peel", "symrefs", "unborn")) -> bytes:
+    return (pkt("command=ls-refs\n") + pkt("agent=git/2.39.5\n") + pkt("object-format=sha1\n") + b"0001"
+            + b"".join(pkt(f"{a}\n") for a in args) + b"".join(pkt(f"ref-prefix {p}\n") for p in prefixes) + b"0000")
+
+
+CLONE = ("HEAD", "refs/heads/", "refs/tags/")
+
+
+@pytest.mark.parametrize(("body", "covered"), [
+    (ls_refs_body(*CLONE), True),
+    (ls_refs_body("refs/heads/main"), True),
+    (ls_refs_body(), False),  # every ref
+    (ls_refs_body("refs/users/"), False),
+    (ls_refs_body("HEAD", "refs/archive/"), False),
+    (pkt("command=fetch\n") + b"0001" + pkt("want " + "a" * 40 + "\n") + b"0000", False),
+    (b"zzzz", False),
+])
+def test_ls_refs_requests_covered(body, covered):
+    assert (advertisement.ls_refs_prefixes(body) is not None) == covered
+
+
+def test_ls_refs_answer_is_upload_packs_and_follows_every_ref_change(busy_repo):
+    path = busy_repo.disk_path
+    argv = _service_argv("upload-pack", path, advertise=False, config=[])
+    env = {"GIT_PROTOCOL": "version=2"}
+    body = ls_refs_body(*CLONE)
+
+    def git_answer():
+        return run_git(argv, env=env, input=body).stdout
+
+    def check():
+        first = advertisement.ls_refs(path, argv, env, body)
+        assert first == git_answer() == advertisement.ls_refs(path, argv, env, body)
+        return first
+
+    start = check()
+    assert b"refs/heads/main" in start and b"refs/users/" not in start and b"peeled:" in start
+    feature = run_git(["rev-parse", "refs/heads/feature"], repo=path).text.strip()
+    run_git(["update-ref", "refs/heads/new", feature], repo=path)  # a loose ref
+    assert b"refs/heads/new" in check()
+    run_git(["pack-refs", "--all"], repo=path)  # the same refs, another file
+    assert b"refs/heads/new" in check()
+    run_git(["update-ref", "-d", "refs/heads/new"], repo=path)  # deleted from packed-refs
+    assert b"refs/heads/new" not in check()
+    run_git(["update-ref", "refs/heads/main", feature], repo=path)  # moved in place
+    assert f"{feature} refs/heads/main".encode() in check()
+    run_git(["symbolic-ref", "HEAD", "refs/heads/feature"], repo=path)
+    assert b"symref-target:refs/heads/feature" in check()
+    run_git(["update-ref", "refs/users/alice/zzz", feature], repo=path)  # not what it answers about
+    assert check() == advertisement.ls_refs(path, argv, env, body)
+    assert advertisement.ls_refs(path, argv, env, ls_refs_body("refs/users/")) is None
