@@ -5,11 +5,11 @@ Four git processes for a whole view, however many heads (issue 7):
 1. ``for-each-ref`` over branches, tags and workspace refs (heads, their dates);
 2. ``log --boundary <heads> --not --branches --tags``: the draft commits (reachable from the
    selected heads, from no canonical ref) and, as the walk's boundary, their bases;
-3. ``rev-list --first-parent --parents <branch tips> --not <oldest base>^@``: the branches'
-   first-parent lines down to the oldest base, so each shown public commit gets a place on a
-   line (the nearest tip wins) and the history between two of them collapses into one edge
-   counting the commits skipped along that line (a merge counts as one, as in
-   `git log --first-parent`);
+3. ``rev-list --first-parent <branch tips> --not <oldest base>^@``: the branches'
+   first-parent lines (the default branch's first; another branch's line ends where it meets
+   one already drawn), so each shown public commit has one place, and the history between two
+   of them collapses into one edge counting the commits skipped along the lines (a merge
+   counts as one, as in `git log --first-parent`);
 4. ``log --no-walk`` over the commits shown (after the cap): git's shortest unique
    abbreviation (``%h`` with ``--abbrev=4``: unique among all objects) and the tips' details.
 
@@ -20,11 +20,13 @@ Measured on a 200,000-commit history with 1,000 heads (bench/showwork.py): a per
 ``rev-list --count`` costs a process each (900 bases: seconds); ``name-rev`` for all bases
 cost 180 ms where the first-parent rev-list costs 50 ms; ``%h`` in the draft walk cost 50 ms
 for 5,000 commits of which the cap shows 500. Steps 2 and 3 walk down to the oldest base.
+Reading the lines in a thread while git walks the drafts was slower on two cores (the lines'
+4 MB of output is parsed under the GIL), so the processes run one after the other.
 """
 
 from __future__ import annotations
 
-import itertools
+import bisect
 import re
 import time
 from dataclasses import dataclass, replace
@@ -42,6 +44,7 @@ from workspaces.selectors import INVISIBLE
 
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
+LINES_WITHOUT_BASES = 10_000
 FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
 # The same without the abbreviation: `%h` searches every pack for each commit, which for the
 # whole draft walk (5,000 commits, most of them capped away) cost more than the walk itself.
@@ -127,37 +130,78 @@ def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
     return drafts, boundary
 
 
-def _first_parent_lines(repo: Repository, branches: dict[str, str], stop: str | None) -> dict[str, str]:
-    """commit -> first parent along the branches' first-parent lines, from one rev-list that
-    stops below `stop` (the oldest base): the public history the view can reach."""
-    if not branches:
-        return {}
-    args = ["rev-list", "--first-parent", "--parents", "--stdin"]
+@dataclass
+class _Line:
+    branch: str
+    chain: list[str]  # the tip, then first parents down (never a commit an earlier line holds)
+    join: str | None  # the commit below the chain that an earlier line holds
+
+
+class Lines:
+    """The branches' first-parent lines, the default branch's first, each down to the oldest
+    base or to where it meets a line already drawn. Every commit on them has one place."""
+
+    def __init__(self, lines: list[_Line], tips: dict[str, str]):
+        self.lines = lines
+        self.tips = tips
+        self.where = {sha: (i, pos) for i, line in enumerate(lines) for pos, sha in enumerate(line.chain)}
+
+    def place(self, branch: str, steps: int) -> tuple[int, int] | None:
+        """The place of the commit `steps` first-parent steps below a branch's tip (name-rev's
+        reading of a commit in a side branch: the place of the merge that brought it)."""
+        at = self.where.get(self.tips.get(branch, ""))
+        if at is None:
+            return None
+        line, pos = at
+        return line, min(pos + steps, len(self.lines[line].chain))
+
+    def segments(self, branch: str) -> dict[int, int]:
+        """line -> the first position of it that the branch's history reaches."""
+        reach: dict[int, int] = {}
+        at = self.where.get(self.tips.get(branch, ""))
+        while at is not None and reach.get(at[0], len(self.lines[at[0]].chain) + 1) > at[1]:
+            reach[at[0]] = at[1]
+            join = self.lines[at[0]].join
+            at = self.where.get(join) if join else None
+        return reach
+
+
+def read_lines(repo: Repository, branches: dict[str, str], default: str, stop: str | None) -> Lines:
+    """One rev-list over the branches' first-parent lines, down to `stop`'s parents (without
+    a stop, a window of LINES_WITHOUT_BASES commits: only tips are shown then)."""
+    order = sorted(branches, key=lambda b: (b != default, b))
+    if not order:
+        return Lines([], {})
+    args = ["rev-list", "--first-parent", "--stdin"]
+    single = len(set(branches.values())) == 1
+    if not single:
+        args.append("--parents")  # several lines interleave: rebuild each from its parents
     if stop:
         args += ["--not", f"{stop}^@"]
-    out = run_git(args, repo=repo.disk_path, input="".join(sorted({t + "\n" for t in branches.values()})).encode())
+    else:
+        args.append(f"--max-count={LINES_WITHOUT_BASES}")
+    out = run_git(args, repo=repo.disk_path,
+                  input="".join(sorted({t + "\n" for t in branches.values()})).encode()).stdout.decode()
+    if single:
+        # One tip: rev-list prints its first-parent line in order.
+        return Lines([_Line(order[0], out.split(), None)], branches)
     first: dict[str, str] = {}
-    for line in out.stdout.decode().split("\n"):
-        parts = line.split(" ", 2)
+    for row in out.split("\n"):
+        parts = row.split(" ", 2)
         if len(parts) >= 2:
             first[parts[0]] = parts[1]
-    return first
-
-
-def _walk_lines(branches: dict[str, str], first: dict[str, str], only: str | None = None) -> dict[str, tuple[str, int]]:
-    """commit -> (branch, first-parent steps below its tip), the nearest tip winning."""
-    found: dict[str, tuple[str, int]] = {}
-    for name, tip in sorted(branches.items()):
-        if only is not None and name != only:
-            continue
-        sha, steps = tip, 0
-        while sha is not None:
-            seen = found.get(sha)
-            if seen is not None and seen[1] <= steps:
-                break
-            found[sha] = (name, steps)
-            sha, steps = first.get(sha), steps + 1
-    return found
+        elif parts[0]:
+            first.setdefault(parts[0], "")
+    held: set[str] = set()
+    lines = []
+    for name in order:
+        chain, sha = [], branches[name]
+        while sha and sha not in held and sha in first:
+            chain.append(sha)
+            held.add(sha)
+            sha = first[sha]
+        lines.append(_Line(name, chain, sha if sha in held else None))
+    return Lines(lines, branches)
 
 
 def _name_rev(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -> dict[str, tuple[str, int]]:
@@ -227,12 +271,16 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
         stacks[head.sha] = seen
 
     oldest = min(bases.values(), key=lambda c: (c.when, c.sha)).sha if bases else None
-    first = _first_parent_lines(repo, refs.branches, oldest)
-    on_lines = _walk_lines(refs.branches, first)
+    lines = read_lines(repo, refs.branches, repo.default_branch, oldest)
 
     if branch is not None:
-        on_branch = {sha for sha in _walk_lines(refs.branches, first, only=branch) if sha in bases}
-        off = sorted(set(bases) - on_branch)
+        reach = lines.segments(branch)
+        on_branch = set()
+        for sha in bases:
+            at = lines.where.get(sha)
+            if at is not None and at[0] in reach and at[1] >= reach[at[0]]:
+                on_branch.add(sha)
+        off = sorted(sha for sha in bases if sha not in lines.where)
         if off:
             on_branch |= set(_name_rev(repo, off, f"refs/heads/{branch}"))
         heads = [h for h in heads if _target_branch(h, refs.branches) == branch
@@ -264,8 +312,11 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
     proposals = _proposal_urls(repo, kept)
     public_shown = used_bases | set(refs.branches.values())
     described = _describe(repo, sorted(shown | public_shown))
-    positions = {sha: on_lines[sha] for sha in public_shown if sha in on_lines}
-    positions.update(_name_rev(repo, sorted(public_shown - set(positions))))
+    placed = {}
+    for sha, (name, steps) in _name_rev(repo, sorted(used_bases - set(lines.where))).items():
+        at = lines.place(name, steps)
+        if at is not None:
+            placed[sha] = at
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
     nodes: dict[str, GraphNode] = {}
     for sha in shown:
@@ -277,7 +328,7 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
                                c.subject, c.author, c.when, owner=owner_of.get(sha, ""), labels=head_labels,
                                url=url)
     tips = set(refs.branches.values())
-    for sha, edges in _public_edges(public_shown, positions).items():
+    for sha, edges in _public_edges(public_shown, lines, placed).items():
         c = described.get(sha) or bases[sha]
         nodes[sha] = GraphNode(sha, edges, "tip" if sha in tips else "base", c.subject, c.author, c.when,
                                labels=tuple(branch_labels.get(sha, ())), url=base_url + sha)
@@ -296,19 +347,39 @@ def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
     return parse_log(out)[0]
 
 
-def _public_edges(shas: set[str], positions: dict[str, tuple[str, int]]) -> dict[str, tuple[tuple[str, int], ...]]:
-    """Public commits joined along each branch's line: each to the next one below it, with the
-    number of commits skipped in between."""
-    lines: dict[str, list[tuple[int, str]]] = {}
+def _public_edges(shas: set[str], lines: Lines, placed: dict[str, tuple[int, int]]
+                  ) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each shown public commit joined to the next one below it on its line (across the place
+    where the line meets an earlier one), with the number of commits skipped in between."""
+    on_line: dict[int, list[tuple[int, str]]] = {}
     for sha in shas:
-        if sha in positions:
-            name, steps = positions[sha]
-            lines.setdefault(name, []).append((steps, sha))
+        at = placed.get(sha) or lines.where.get(sha)
+        if at is not None:
+            on_line.setdefault(at[0], []).append((at[1], sha))
+    for row in on_line.values():
+        row.sort()
+
+    def below(line: int, pos: int) -> tuple[str, int] | None:
+        row = on_line.get(line, [])
+        i = bisect.bisect_right(row, (pos, "\uffff"))
+        if i < len(row):
+            return row[i][1], row[i][0] - pos - 1
+        join = lines.lines[line].join
+        if join is None:
+            return None
+        here = len(lines.lines[line].chain) - pos - 1
+        line2, pos2 = lines.where[join]
+        if join in shas:
+            return join, here
+        rest = below(line2, pos2)
+        return (rest[0], here + 1 + rest[1]) if rest else None
+
     edges: dict[str, tuple[tuple[str, int], ...]] = {sha: () for sha in shas}
-    for line in lines.values():
-        line.sort()
-        for (steps, sha), (below_steps, below) in itertools.pairwise(line):
-            edges[sha] = ((below, below_steps - steps - 1),)
+    for line, row in on_line.items():
+        for pos, sha in row:
+            nxt = below(line, pos)
+            if nxt is not None and nxt[0] != sha:
+                edges[sha] = ((nxt[0], max(nxt[1], 0)),)
     return edges
 
 

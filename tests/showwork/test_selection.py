@@ -178,3 +178,19 @@ def test_base_inside_a_merged_side_branch_joins_the_line(tmp_path, git_home):
     # main^2~1: two steps along the path name-rev found, one commit skipped in between.
     assert nodes[tip].parents == ((s1, 1),)
     assert [n.sha for n in graph.nodes] == [tip, d1, s1]
+
+
+def test_a_branch_line_joins_main_where_it_forked(lab):
+    lab.at(lab.shas["C"])
+    r1 = lab.commit("release one", at=NOW - 4 * DAY)
+    r2 = lab.commit("release two", at=NOW - 3 * DAY)
+    lab.publish("refs/heads/release")
+    lab.at(r1)
+    f1 = lab.commit("fix for release", at=NOW - DAY)
+    lab.publish("refs/users/erin/fix")
+    nodes = {n.sha: n for n in select(lab.repo, viewer=anon(), now=NOW).nodes}
+    s = lab.shas
+    assert nodes[r2].parents == ((r1, 0),) and nodes[f1].parents == ((r1, 0),)
+    assert nodes[r1].parents == ((s["B"], 1),)  # C, where release forked, is skipped
+    assert nodes[s["E"]].parents == ((s["D"], 0),) and nodes[s["D"]].parents == ((s["B"], 1),)
+    assert nodes[r2].labels == ("release",) and nodes[r2].kind == "tip"
