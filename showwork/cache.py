@@ -28,7 +28,6 @@ from datetime import timedelta
 from django.core.cache import cache
 from django.db.models import Max
 
-from repos.git import run_git
 from repos.models import Repository
 from showwork import selection
 from showwork.layout import Layout, layout
@@ -80,11 +79,6 @@ def graph_key(repo: Repository, *, viewer, user: str | None, branch: str | None,
     return f"showwork:graph:{repo.pk}:{digest}"
 
 
-def branch_names(repo: Repository) -> list[str]:
-    out = run_git(["for-each-ref", "--format=%(refname:strip=2)", "refs/heads/"], repo=repo.disk_path)
-    return sorted(out.stdout.decode("utf-8", "replace").split("\n")[:-1])
-
-
 def work_view(repo: Repository, *, viewer, user: str | None = None, branch: str | None = None,
               since: timedelta | None = selection.DEFAULT_SINCE, cap: int = selection.DEFAULT_CAP,
               now: int | None = None) -> View:
@@ -95,8 +89,8 @@ def work_view(repo: Repository, *, viewer, user: str | None = None, branch: str 
     if found is not None:
         graph, lay, branches = found
         return View(graph, lay, branches, hit=True)
-    graph = selection.select(repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now)
+    graph, branches = selection.select_with_branches(repo, viewer=viewer, user=user, branch=branch, since=since,
+                                                     cap=cap, now=now)
     lay = layout(graph)
-    branches = branch_names(repo)
     cache.set(key, (graph, lay, branches), GRAPH_TIMEOUT)
     return View(graph, lay, branches)

@@ -235,6 +235,13 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
     """The Work graph of one repository as this viewer may see it. `since=None` shows older
     heads too; `user` keeps one workspace ("my work"); `branch` keeps heads whose base is on
     that branch (or nameless heads pushed for it)."""
+    return select_with_branches(repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now)[0]
+
+
+def select_with_branches(repo: Repository, *, viewer, user: str | None = None, branch: str | None = None,
+                         since: timedelta | None = DEFAULT_SINCE, cap: int = DEFAULT_CAP,
+                         now: int | None = None) -> tuple[Graph, list[str]]:
+    """select(), and the branch names it read (for the page's branch filter)."""
     now = int(time.time()) if now is None else now
     path = repo.disk_path
     refs = read_refs(repo, user)
@@ -335,7 +342,7 @@ def select(repo: Repository, *, viewer, user: str | None = None, branch: str | N
 
     width = prefixes.common_width([c.abbrev for c in described.values()], refs.branches, refs.tags, list(nodes))
     ordered = topo_order({sha: replace(node, short=sha[:width]) for sha, node in nodes.items()})
-    return Graph(ordered, more=more)
+    return Graph(ordered, more=more), sorted(refs.branches)
 
 
 def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
