@@ -18,9 +18,10 @@ What it does, under one temporary directory:
    (default 5,000) with one more fast-import into the same repository: refs
    `refs/users/u<N>/topic<K>` and, for a third, nameless `refs/users/u<N>/main/<12 hex>`, from
    400 users; each stack starts from a commit of main: 60% within its last 1,000 commits, 30%
-   within 10,000, 10% within 50,000 (--deepest). Heads' dates are spread over 40 days, so about
-   three quarters fall in the default 30-day window; the default view shows the newest ones
-   up to the 500-commit cap.
+   within 10,000, 10% within 50,000 (--deepest). Heads' dates are spread over 40 days (never
+   before their base's date), so most fall in the default 30-day window; the default view
+   shows the newest ones up to the 500-commit cap. The generated history is dated to end two
+   days ago (the generator's own clock would end in 2041, after every draft).
 3. Server time: a child Django process (the bench's own VAR_DIR and SQLite) requests the page
    through Django's request handler (middleware, URL routing, the view, the template), timing
    only the server side: cold = the graph cache cleared before each request (git's own files
@@ -123,7 +124,9 @@ print(json.dumps({"cold": cold, "warm": warm, "select": select_ms, "nodes": len(
 
 def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int, seed: int) -> dict:
     """heads x stacks of draft commits on main, written by one fast-import into `repo`."""
-    main = git.run("--git-dir", str(repo), "rev-list", "--first-parent", f"--max-count={deepest}", "main").split()
+    rows = git.run("--git-dir", str(repo), "log", "--first-parent", f"--max-count={deepest}", "--format=%H %ct",
+                   "main").split("\n")
+    main, dates = zip(*(row.split() for row in rows if row), strict=True)
     rng = random.Random(seed)  # noqa: S311 - deterministic data, not security
     sizes = [1] * heads
     for _ in range(drafts - heads):
@@ -137,7 +140,9 @@ def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int,
         depths.append(depth)
         user = f"u{h % 400:04d}"
         ref = f"refs/users/{user}/main/{rng.getrandbits(48):012x}" if h % 3 == 0 else f"refs/users/{user}/topic{h}"
-        ts = now - rng.randrange(40 * 86400)
+        # Never older than the base: git walks by date, and a draft dated before its parent
+        # would make every walk go deeper than it does on a real repository.
+        ts = max(now - rng.randrange(40 * 86400), int(dates[depth]))
         for k in range(sizes[h]):
             mark += 1
             ts += rng.randrange(60, 3600)
@@ -211,6 +216,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         say(f"generating {args.commits:,} commits with git fast-import into bench/big (seed {args.seed})")
         history = _bench_module("bundles")
         gen = history.HistoryGenerator(args.seed)
+        # The generator's clock starts in 2017 and runs ~62 min a commit: 200,000 commits end in
+        # 2041, after the drafts, which a date-ordered walk pays for. End the history today.
+        gen.ts = int(time.time()) - args.commits * 3750 - 2 * 86400
 
         def writer(stream):
             buffered = history._Buffered(stream)
