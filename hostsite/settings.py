@@ -56,7 +56,7 @@ INSTALLED_APPS = [
     "workspaces",
     "bundles",
     "reviews",
-    "showwork.appconfig.ShowworkAppConfig",
+    "showwork",
 ]
 
 MIDDLEWARE = [
