@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "bundles",
     "reviews",
     "showwork",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -69,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hostsite.middleware.ContentSecurityPolicyMiddleware",
+    "repos.redirects.RepositoryMovedMiddleware",
 ]
 
 ROOT_URLCONF = "hostsite.urls"
@@ -180,6 +182,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "workspaces.tasks.expire_archived_refs",
         "schedule": timedelta(hours=1),
     },
+    "purge-deleted-repositories": {
+        "task": "repos.tasks.purge_deleted_repositories",
+        "schedule": timedelta(hours=1),
+    },
     "schedule-bundle-builds": {
         "task": "bundles.tasks.schedule_bundle_builds",
         "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
@@ -240,6 +246,8 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
 # Workspace refs deleted because their work landed stay restorable (under refs/archive/) this long.
 WORKSPACE_ARCHIVE_DAYS = env_int("WORKSPACE_ARCHIVE_DAYS", 30, minimum=1)
+# How long a deleted repository stays restorable before the purge task removes it (issue 8).
+REPOSITORY_DELETE_RETENTION_DAYS = env_int("REPOSITORY_DELETE_RETENTION_DAYS", 30, minimum=0)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
 # Browsing (repos/diffs.py, repos/views/browse.py): what a page renders before it offers the rest.

@@ -5,9 +5,11 @@ urlpatterns = [
     path("api/v1/", include("workspaces.api_urls")),
     path("api/v1/", include("reviews.api_urls")),
     path("api/v1/", include("showwork.api_urls")),
+    path("api/v1/", include("notifications.api_urls")),
     path("", include("workspaces.urls")),
     path("", include("reviews.urls")),
     path("", include("showwork.urls")),
+    path("", include("notifications.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
     path("", include("repos.urls")),
