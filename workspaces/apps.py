@@ -19,3 +19,5 @@ class WorkspacesConfig(AppConfig):
         extensions.register_hook("proc-receive", HERE / "hooks" / "proc_receive.py")
         extensions.register_hook_environment(gitconfig.hook_environment)
         extensions.register_git_config(gitconfig.git_config)
+        # Taken-down and hidden work has no commit page for those who may not see it.
+        extensions.register_commit_hider(gitconfig.commit_hidden)

@@ -22,11 +22,27 @@ def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
 # Where cleanup keeps deleted workspace refs (workspaces.cleanup): never advertised, never
 # fetchable (upload-pack refuses wants that no advertised ref reaches), never pushable.
 ARCHIVE = "refs/archive/"
+# Where a take-down moves a workspace's refs (workspaces.moderation): hidden from everyone,
+# staff included, in git; staff read the content through the web pages only.
+TAKEDOWN = "refs/takedown/"
+
+
+def _sees_hidden(user, role: str) -> bool:
+    return role == "admin" or bool(user is not None and user.is_active and user.is_staff)
+
+
+def _hidden_workspaces(repo, user, role: str) -> list[str]:
+    """refs/users/<u>/ of the hidden and taken-down workspaces this user may not see."""
+    if _sees_hidden(user, role):
+        return []
+    own = user.username if user is not None else None
+    return [f"refs/users/{name}/" for name in selectors.invisible_usernames(repo) if name != own]
 
 
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
     if service == "upload-pack":
-        return [("uploadpack.hideRefs", ARCHIVE)]
+        return [("uploadpack.hideRefs", value) for value in (ARCHIVE, TAKEDOWN,
+                                                             *_hidden_workspaces(repo, user, role))]
     if service != "receive-pack" or user is None:
         return []
     pairs = [
@@ -54,7 +70,33 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
             # The push itself: git refuses updates to other users' workspaces as hidden refs,
             # and the pre-receive policy explains every other refusal.
             pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}"),
-                      ("receive.hideRefs", ARCHIVE)]
+                      ("receive.hideRefs", ARCHIVE), ("receive.hideRefs", TAKEDOWN)]
     else:
-        pairs.append(("receive.hideRefs", ARCHIVE))
+        # Maintainers see every workspace but hidden and taken-down ones (admins see those).
+        pairs += [("receive.hideRefs", value) for value in (ARCHIVE, TAKEDOWN,
+                                                            *_hidden_workspaces(repo, user, role))]
     return pairs
+
+
+def commit_hidden(repo, user, sha: str) -> bool:
+    """The commit page of content under legal hold or in a hidden workspace: a commit no ref
+    this user may see contains answers 404 (staff see everything). Only repositories with
+    taken-down refs or hidden workspaces pay for the check (`for-each-ref --contains`)."""
+    from repos.git import run_git
+
+    if user is not None and user.is_authenticated and user.is_active and user.is_staff:
+        return False
+    path = repo.disk_path
+    hidden = _hidden_workspaces(repo, user, "admin" if _is_admin(user, repo) else "")
+    if not hidden and not run_git(["for-each-ref", "--count=1", TAKEDOWN], repo=path).stdout:
+        return False
+    out = run_git(["for-each-ref", "--format=%(refname)", f"--contains={sha}", "refs/heads/", "refs/tags/",
+                   "refs/users/", ARCHIVE], repo=path).text.split()
+    return not any(ref for ref in out if not ref.startswith(tuple(hidden)))
+
+
+def _is_admin(user, repo) -> bool:
+    from repos.models import Role
+    from repos.selectors import role_for
+
+    return role_for(user, repo) == Role.ADMIN

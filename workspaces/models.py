@@ -124,3 +124,83 @@ class ArchivedRef(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ref} ({self.reason})"
+
+
+# --- moderation (workspaces.moderation) -------------------------------------------------------------
+
+
+class ModerationAction(models.TextChoices):
+    FREEZE = "freeze"
+    HIDE = "hide"
+    TAKE_DOWN = "take_down"
+    PURGE = "purge"
+    RESTORE = "restore"
+    BAN = "ban"
+    UNBAN = "unban"
+    SITE_BAN = "site_ban"
+    SITE_UNBAN = "site_unban"
+    DISMISS_REPORT = "dismiss_report"
+
+
+class AuditEntry(models.Model):
+    """One moderation action, written in the same transaction as the change it records."""
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=20, choices=ModerationAction.choices)
+    # SET_NULL: the log outlives repositories and workspaces; `before`/`after` say what they were.
+    repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    target_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField()
+    before = models.JSONField(default=dict)
+    after = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.target_user} ({self.created_at:%Y-%m-%d})"
+
+
+class RepositoryBan(models.Model):
+    """The user may not push to the repository at all (the pre-receive policy refuses)."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="bans")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint("repository", "user", name="repository_ban_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} banned from {self.repository}"
+
+
+class Report(models.Model):
+    """Someone reported a workspace; staff and the repository's admins work the queue."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"  # an action was taken
+        DISMISSED = "dismissed"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="reports")
+    target_user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+")
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["state", "created_at"], name="report_queue")]
+
+    def __str__(self) -> str:
+        return f"report on {self.target_user} in {self.repository} ({self.state})"

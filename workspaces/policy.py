@@ -17,16 +17,18 @@ MAX_REF_BYTES = 255
 
 
 class Rules:
-    __slots__ = ("default_branch", "frozen", "maintainers_edit_workspaces", "protected", "ref_limit")
+    __slots__ = ("banned", "default_branch", "frozen", "maintainers_edit_workspaces", "protected", "ref_limit")
 
     def __init__(self, default_branch="main", protected=None, maintainers_edit_workspaces=True,
-                 frozen=frozenset(), ref_limit=1000):
+                 frozen=frozenset(), ref_limit=1000, banned=frozenset()):
         self.default_branch = default_branch
         # branch -> whether an admin allowed force-pushes to it
         self.protected = dict(protected or {})
         self.maintainers_edit_workspaces = maintainers_edit_workspaces
         self.frozen = frozenset(frozen)
         self.ref_limit = ref_limit
+        # users banned from the repository by a moderator: no push at all
+        self.banned = frozenset(banned)
 
     def __eq__(self, other):
         return isinstance(other, Rules) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
@@ -43,6 +45,7 @@ class Rules:
             "HOSTSITE_MAINTAINERS_EDIT": "1" if self.maintainers_edit_workspaces else "0",
             "HOSTSITE_FROZEN": ",".join(sorted(self.frozen)),
             "HOSTSITE_WORKSPACE_REF_LIMIT": str(self.ref_limit),
+            "HOSTSITE_BANNED": ",".join(sorted(self.banned)),
         }
 
     @classmethod
@@ -62,6 +65,7 @@ class Rules:
             maintainers_edit_workspaces=env.get("HOSTSITE_MAINTAINERS_EDIT", "1") == "1",
             frozen=frozenset(u for u in (env.get("HOSTSITE_FROZEN") or "").split(",") if u),
             ref_limit=limit,
+            banned=frozenset(u for u in (env.get("HOSTSITE_BANNED") or "").split(",") if u),
         )
 
 
@@ -104,6 +108,8 @@ def decide(
         return f"{ref[:80]!r} is not a valid ref name (at most {MAX_REF_BYTES} bytes, no control characters)"
     if role not in READ_ROLES:
         return f"you cannot push to this repository (role: {role or 'none'})"
+    if pusher in rules.banned:
+        return "you are banned from pushing to this repository by a moderator"
     default = rules.default_branch
 
     if ref.startswith("refs/for/"):

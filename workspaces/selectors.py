@@ -6,7 +6,7 @@ from django.conf import settings
 
 from repos.models import Repository, Role
 from repos.selectors import role_for
-from workspaces.models import ProtectedBranch, Workspace, WorkspaceSettings, WorkspaceState
+from workspaces.models import ProtectedBranch, RepositoryBan, Workspace, WorkspaceSettings, WorkspaceState
 from workspaces.policy import Rules
 
 
@@ -21,13 +21,18 @@ def rules_for(repo: Repository) -> Rules:
         default_branch=repo.default_branch,
         protected=dict(ProtectedBranch.objects.filter(repository=repo).values_list("name", "allow_force")),
         maintainers_edit_workspaces=ws.maintainers_may_edit,
+        # A taken-down workspace accepts nothing either: it is under legal hold.
         frozen=frozenset(
-            Workspace.objects.filter(repository=repo, state=WorkspaceState.FROZEN).values_list(
+            Workspace.objects.filter(repository=repo, state__in=NO_PUSH).values_list(
                 "user__username", flat=True
             )
         ),
         ref_limit=ws.ref_limit or settings.WORKSPACE_REF_LIMIT,
+        banned=frozenset(RepositoryBan.objects.filter(repository=repo).values_list("user__username", flat=True)),
     )
+
+
+NO_PUSH = (WorkspaceState.FROZEN, WorkspaceState.TAKEN_DOWN)
 
 
 def may_edit_others(role: str, repo: Repository) -> bool:
@@ -58,6 +63,12 @@ def may_restore(viewer, repo: Repository, username: str) -> bool:
 
 def visible_to(viewer, repo: Repository, username: str) -> bool:
     return workspace_state(repo, username) not in INVISIBLE or can_see_hidden(viewer, repo, username)
+
+
+def invisible_usernames(repo: Repository) -> list[str]:
+    """Owners of the repository's hidden and taken-down workspaces."""
+    return sorted(Workspace.objects.filter(repository=repo, state__in=INVISIBLE).values_list(
+        "user__username", flat=True))
 
 
 def visible_workspaces(viewer, repo: Repository) -> list[dict]:

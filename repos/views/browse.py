@@ -17,7 +17,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, browse, compare, rendering
+from repos import archive, browse, compare, extensions, rendering
 from repos.git import popen_git
 from repos.gitstream import GitProcessResponse
 from repos.views import repo_or_404
@@ -212,7 +212,7 @@ def commit(request, owner: str, name: str, sha: str):
     if not SHA_IN_URL.match(sha):
         raise Http404("not an object id")
     full = browse.commit_of(repo.disk_path, sha.lower())
-    if full is None:
+    if full is None or extensions.commit_hidden(repo, request.user, full):
         raise Http404("no such commit")
     detail = browse.commit_detail(repo.disk_path, full)
     base = detail.parents[0] if detail.parents else None
