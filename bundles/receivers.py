@@ -10,7 +10,7 @@ from django.conf import settings
 from django.dispatch import receiver
 
 from repos.models import RefUpdate, Repository
-from repos.signals import push_recorded, visibility_changed
+from repos.signals import push_recorded, repository_purging, visibility_changed
 
 log = logging.getLogger(__name__)
 CANONICAL_PREFIXES = ("refs/heads/", "refs/tags/")
@@ -40,3 +40,10 @@ def move_after_visibility_change(sender, repository_id: int, **_kwargs) -> None:
     from bundles.services import bundles_visibility_changed
 
     bundles_visibility_changed(repo=repo)
+
+
+@receiver(repository_purging)
+def delete_bundles_of_purged_repository(sender, repository, **_kwargs) -> None:
+    from bundles.services import bundles_repository_purged
+
+    bundles_repository_purged(repo=repository)

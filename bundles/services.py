@@ -122,6 +122,37 @@ def repositories_due_for_bundles():
     unlisted = Exists(rows) & ~listable
     return (
         Repository.objects.annotate(last_build=last_start[:1])
+        .filter(deleted_at__isnull=True)
         .filter(never_built | Exists(canonical_since) | misplaced | unlisted)
         .order_by("pk")
     )
+
+
+class BundlesBusy(Exception):
+    """A build holds the repository's lock; the purge waits for the next run."""
+
+
+def bundles_repository_purged(*, repo: Repository) -> int:
+    """The repository is being purged (repos.lifecycle): delete its bundle objects from storage,
+    S3 included. Keys are content-addressed, so a key another repository's rows still name
+    (an identical import) is left alone. Runs under the build lock so no build uploads behind
+    it; storage errors propagate and the purge is retried. CDN caches in front of the store
+    keep their copies until they expire. Returns the number of objects deleted."""
+    me = locking.claim(repo.pk)
+    if me is None:
+        raise BundlesBusy(f"a bundle build holds repository {repo.pk}")
+    try:
+        keys = set(Bundle.objects.filter(repository=repo).exclude(storage_key="").values_list("storage_key", flat=True))
+        shared = set(
+            Bundle.objects.filter(storage_key__in=keys).exclude(repository=repo).values_list("storage_key", flat=True)
+        )
+        storage = get_storage()
+        deleted = 0
+        for key in sorted(keys - shared):
+            storage.delete(key)
+            deleted += 1
+        Bundle.objects.filter(repository=repo).update(state=BundleState.DELETED, deleted_at=timezone.now())
+        log.info("deleted %s bundle objects of purged repository %s", deleted, repo.pk)
+        return deleted
+    finally:
+        locking.release(repo.pk, me)

@@ -18,9 +18,9 @@ from repos.models import Repository
     autoretry_for=(GitTimeout, StorageError), retry_backoff=60,
 )
 def build_bundles(self, repo_id: int, requested_at: float | None = None) -> str:
-    repo = Repository.objects.filter(pk=repo_id).select_related("owner").first()
+    repo = Repository.objects.filter(pk=repo_id, deleted_at__isnull=True).select_related("owner").first()
     if repo is None:
-        return "gone"
+        return "gone"  # or deleted: its bundles go at purge
     when = datetime.fromtimestamp(requested_at, tz=UTC) if requested_at is not None else None
     result = services.bundles_build(repo=repo, requested_at=when)
     if result.status == "busy" and requested_at is not None:

@@ -68,7 +68,7 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
 def repositories_due_for_maintenance():
     """Repositories with pushes since their last run, or never maintained, or not for a while."""
     cutoff = timezone.now() - settings.MAINTENANCE_INTERVAL
-    return Repository.objects.filter(maintenance_claimed_at__isnull=True).filter(
+    return Repository.objects.filter(maintenance_claimed_at__isnull=True, deleted_at__isnull=True).filter(
         Q(last_maintained_at__isnull=True)
         | Q(pushes_since_maintenance__gt=0, last_maintained_at__lt=cutoff)
     )

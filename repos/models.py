@@ -99,6 +99,12 @@ class Repository(models.Model):
     pushes_since_maintenance = models.PositiveIntegerField(default=0)
     maintenance_claimed_at = models.DateTimeField(null=True, blank=True)
     last_maintained_at = models.DateTimeField(null=True, blank=True)
+    # Soft delete (issue 8): set, the repository answers 404 to everyone but staff until the
+    # purge task removes it REPOSITORY_DELETE_RETENTION_DAYS later (repos.lifecycle).
+    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         verbose_name_plural = "repositories"
@@ -119,10 +125,33 @@ class Repository(models.Model):
         return self.visibility == Visibility.PUBLIC
 
     @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
     def disk_path(self) -> Path:
         from repos.storage import repository_path
 
         return repository_path(self.pk)
+
+
+class RepositoryRedirect(models.Model):
+    """An old `owner/name` of a repository that was renamed or transferred. Consulted only when
+    a look-up by name misses, so a repository created under the old name takes precedence (and
+    its creation removes the redirect)."""
+
+    owner_name = models.CharField(max_length=39)
+    name = models.CharField(max_length=100)
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="redirects")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(Lower("owner_name"), Lower("name"), name="repository_redirect_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner_name}/{self.name} -> {self.repository_id}"
 
 
 class Membership(models.Model):

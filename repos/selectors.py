@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
-from repos.models import Membership, Repository, Role, User, Visibility
+from repos.models import Membership, Repository, RepositoryRedirect, Role, User, Visibility
 from repos.names import validate_repo_name, validate_username
 
 
@@ -19,7 +19,14 @@ def role_for(user, repo: Repository) -> Role | None:
     return Role(membership) if membership is not None else None
 
 
+def _is_staff(user) -> bool:
+    return user is not None and user.is_authenticated and user.is_active and user.is_staff
+
+
 def can_read(user, repo: Repository) -> bool:
+    if repo.deleted_at is not None:
+        # A deleted repository is gone for everyone but staff, who may restore it.
+        return _is_staff(user)
     if repo.visibility == Visibility.PUBLIC:
         return True
     if user is not None and user.is_authenticated and user.is_active and user.is_staff:
@@ -29,11 +36,11 @@ def can_read(user, repo: Repository) -> bool:
 
 
 def can_admin(user, repo: Repository) -> bool:
-    return role_for(user, repo) == Role.ADMIN
+    return repo.deleted_at is None and role_for(user, repo) == Role.ADMIN
 
 
 def visible_repositories(user) -> QuerySet[Repository]:
-    qs = Repository.objects.select_related("owner")
+    qs = Repository.objects.select_related("owner").filter(deleted_at__isnull=True)
     if user is None or not user.is_authenticated:
         return qs.filter(visibility=Visibility.PUBLIC)
     if user.is_staff:
@@ -64,6 +71,24 @@ def repository_by_name(owner: str, name: str) -> Repository | None:
         .filter(owner__username__iexact=owner, name__iexact=name)
         .first()
     )
+
+
+def redirected_repository(owner: str, name: str) -> Repository | None:
+    """The repository that was once called `owner/name` (renamed or transferred since), if any.
+    Only consulted after repository_by_name missed: a live repository of that name wins."""
+    if not _valid(validate_username, owner.lower()) or not _valid(validate_repo_name, name):
+        return None
+    redirect = (
+        RepositoryRedirect.objects.select_related("repository__owner")
+        .filter(owner_name__iexact=owner, name__iexact=name)
+        .first()
+    )
+    return redirect.repository if redirect is not None else None
+
+
+def deleted_repositories() -> QuerySet[Repository]:
+    """Soft-deleted repositories awaiting purge, for staff."""
+    return Repository.objects.select_related("owner", "deleted_by").filter(deleted_at__isnull=False)
 
 
 def readable_repository(user, owner: str, name: str) -> Repository | None:

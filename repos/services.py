@@ -14,7 +14,16 @@ from django.utils import timezone
 from repos import signals, storage, tokens
 from repos.errors import Conflict, ImportFailed, InvalidInput
 from repos.git import GitError, is_valid_refname, run_git
-from repos.models import AccessToken, Membership, Repository, Role, TokenScope, User, Visibility
+from repos.models import (
+    AccessToken,
+    Membership,
+    Repository,
+    RepositoryRedirect,
+    Role,
+    TokenScope,
+    User,
+    Visibility,
+)
 from repos.names import validate_repo_name, validate_username
 
 _URL_RE = re.compile(r"^(https?|git|ssh|file)://[^\s]+$")
@@ -159,6 +168,8 @@ def repository_create(
                 owner=owner, name=name, description=description or "",
                 visibility=visibility, default_branch=default_branch,
             )
+            # A new repository under a renamed one's old name takes that name back.
+            RepositoryRedirect.objects.filter(owner_name__iexact=owner.username, name__iexact=name).delete()
             populate = None
             if source:
                 def populate(path):

@@ -8,3 +8,12 @@ push_recorded = Signal()
 
 # Sent after a change of a repository's visibility commits. kwargs: repository_id, old, new.
 visibility_changed = Signal()
+
+# Sent after a soft delete commits. kwargs: repository_id. workspaces tells contributors with
+# unmerged work (issue 8).
+repository_deleted = Signal()
+
+# Sent inside the purge, before the repository's row is deleted (its rows still exist). A
+# receiver that raises stops this purge; the next periodic run retries. kwargs: repository.
+# bundles deletes the repository's bundle objects from storage here.
+repository_purging = Signal()

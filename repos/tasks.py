@@ -60,3 +60,20 @@ def fan_out_webhooks(push_id: int) -> int:
     for delivery_id in ids:
         deliver_webhook.delay(delivery_id)
     return len(ids)
+
+
+@shared_task(ignore_result=True)
+def purge_deleted_repositories() -> int:
+    """Periodic (Celery beat): purge soft-deleted repositories past their retention period."""
+    from repos import lifecycle
+
+    purged = 0
+    for repo_id in list(lifecycle.repositories_due_for_purge().values_list("pk", flat=True)[:100]):
+        try:
+            purged += lifecycle.repository_purge(repo_id=repo_id)
+        except Exception:
+            # One repository's trouble (its bundle storage unreachable) must not stop the rest.
+            import logging
+
+            logging.getLogger(__name__).exception("could not purge repository %s; the next run retries", repo_id)
+    return purged

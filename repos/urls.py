@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from repos.views import accounts, browse, git_http, pushlog, repositories
+from repos.views import accounts, browse, git_http, lifecycle, pushlog, repositories
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
 _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
@@ -33,6 +33,10 @@ urlpatterns = [
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path("<str:owner>/<str:name>/settings/members", repositories.repository_member_set, name="repository-member-set"),
+    path("<str:owner>/<str:name>/settings/rename", lifecycle.repository_rename, name="repository-rename"),
+    path("<str:owner>/<str:name>/settings/transfer", lifecycle.repository_transfer, name="repository-transfer"),
+    path("<str:owner>/<str:name>/settings/delete", lifecycle.repository_delete, name="repository-delete"),
+    path("<str:owner>/<str:name>/restore", lifecycle.repository_restore, name="repository-restore"),
     path("<str:owner>/<str:name>/settings/webhooks", repositories.repository_webhook_add,
          name="repository-webhook-add"),
     path("<str:owner>/<str:name>/settings/webhooks/<int:hook_id>/delete", repositories.repository_webhook_delete,

@@ -41,7 +41,7 @@ class RepositorySerializer(serializers.ModelSerializer):
         model = Repository
         fields = [
             "id", "owner", "name", "full_name", "description", "visibility", "default_branch",
-            "created_at", "updated_at", "clone_url", "html_url",
+            "created_at", "updated_at", "clone_url", "html_url", "deleted_at",
         ]
         read_only_fields = fields
 
@@ -54,6 +54,11 @@ class RepositorySerializer(serializers.ModelSerializer):
 
     def get_html_url(self, obj) -> str:
         return self._absolute(f"/{obj.owner.username}/{obj.name}")
+
+
+class RepositoryTransferSerializer(serializers.Serializer):
+    owner = serializers.CharField(max_length=39, required=False, help_text="The new owner: yourself, or anyone for staff.")
+    name = serializers.CharField(max_length=100, required=False, help_text="The new name.")
 
 
 class RepositoryCreateSerializer(serializers.Serializer):

@@ -13,6 +13,8 @@ urlpatterns = [
     path("users/<str:username>", views.UserDetailView.as_view(), name="api-user-detail"),
     path("repos", views.RepositoryListView.as_view(), name="api-repos"),
     path("repos/<str:owner>/<str:name>", views.RepositoryDetailView.as_view(), name="api-repo"),
+    path("repos/<str:owner>/<str:name>/restore", views.RepositoryRestoreView.as_view(), name="api-repo-restore"),
+    path("repos/<str:owner>/<str:name>/transfer", views.RepositoryTransferView.as_view(), name="api-repo-transfer"),
     path("repos/<str:owner>/<str:name>/members", views.MemberListView.as_view(), name="api-members"),
     path(
         "repos/<str:owner>/<str:name>/members/<str:username>",

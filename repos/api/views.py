@@ -9,7 +9,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import selectors, services, webhooks
+from repos import lifecycle, selectors, services, webhooks
 from repos.api.access import repo_or_404, require_admin
 from repos.api.permissions import Authenticated, TokenScope
 from repos.api.serializers import (
@@ -21,6 +21,7 @@ from repos.api.serializers import (
     PushSerializer,
     RepositoryCreateSerializer,
     RepositorySerializer,
+    RepositoryTransferSerializer,
     RepositoryUpdateSerializer,
     TokenCreateSerializer,
     TokenSerializer,
@@ -96,6 +97,9 @@ class RepositoryListView(generics.GenericAPIView):
 
     def get_queryset(self):
         qs = selectors.visible_repositories(self.request.user)
+        if self.request.query_params.get("deleted") in ("1", "true") and self.request.user.is_staff:
+            # Staff only: the deleted repositories awaiting purge (restorable).
+            qs = selectors.deleted_repositories()
         owner = self.request.query_params.get("owner")
         if owner:
             qs = qs.filter(owner__username__iexact=owner)
@@ -132,6 +136,48 @@ class RepositoryDetailView(APIView):
         data = RepositoryUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         repo = services.repository_update(repo=repo, **data.validated_data)
+        return Response(RepositorySerializer(repo, context={"request": request}).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, owner: str, name: str):
+        """Soft delete: the repository answers 404 to everyone but staff, and is purged after
+        REPOSITORY_DELETE_RETENTION_DAYS unless staff restore it."""
+        repo = repo_or_404(request, owner, name)
+        require_admin(request, repo)
+        lifecycle.repository_soft_delete(repo=repo, acting_user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+class RepositoryRestoreView(APIView):
+    permission_classes = AUTHENTICATED
+
+    @extend_schema(request=None, responses=RepositorySerializer)
+    def post(self, request, owner: str, name: str):
+        if not request.user.is_staff:
+            raise NotFound("Repository not found.")
+        repo = repo_or_404(request, owner, name)
+        repo = lifecycle.repository_restore(repo=repo, acting_user=request.user)
+        return Response(RepositorySerializer(repo, context={"request": request}).data)
+
+
+class RepositoryTransferView(APIView):
+    permission_classes = AUTHENTICATED
+
+    @extend_schema(request=RepositoryTransferSerializer, responses=RepositorySerializer)
+    def post(self, request, owner: str, name: str):
+        """Rename (`name`) and/or transfer (`owner`: yourself, or anyone for staff)."""
+        repo = repo_or_404(request, owner, name)
+        if not request.user.is_staff:
+            require_admin(request, repo)
+        data = RepositoryTransferSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        new_owner = None
+        if data.validated_data.get("owner"):
+            new_owner = selectors.user_by_name(data.validated_data["owner"])
+            if new_owner is None:
+                raise NotFound("User not found.")
+        repo = lifecycle.repository_move(
+            repo=repo, acting_user=request.user, new_owner=new_owner, new_name=data.validated_data.get("name") or None
+        )
         return Response(RepositorySerializer(repo, context={"request": request}).data)
 
 

@@ -2,6 +2,7 @@ from django.http import Http404
 
 from repos import selectors
 from repos.errors import ServiceError
+from repos.redirects import RepositoryMoved
 
 
 def repo_or_404(request, owner: str, name: str):
@@ -9,8 +10,19 @@ def repo_or_404(request, owner: str, name: str):
     existence does not leak. Every app's pages use this one check."""
     repo = selectors.readable_repository(request.user, owner, name)
     if repo is None:
+        moved_to_readable(request.user, owner, name)
         raise Http404
     return repo
+
+
+def moved_to_readable(user, owner: str, name: str) -> None:
+    """Raise RepositoryMoved if owner/name is an old name of a repository the user may read
+    (the middleware redirects); return if not. Shared with the API's look-up."""
+    if selectors.repository_by_name(owner, name) is not None:
+        return
+    target = selectors.redirected_repository(owner, name)
+    if target is not None and selectors.can_read(user, target):
+        raise RepositoryMoved(target, owner, name)
 
 
 def admin_repo_or_404(request, owner: str, name: str):

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from repos import selectors, smarthttp
 from repos.auth import parse_authorization
 from repos.extensions import GitClient
+from repos.redirects import RepositoryMoved, redirect_response
 from repos.tokens import authenticate_token
 
 REALM = 'Basic realm="hostsite"'
@@ -57,12 +58,21 @@ def authorize(request, owner: str, name: str, service: str = "upload-pack"):
         raise smarthttp.GitHTTPError(403, "Only the smart HTTP protocol is supported")
     user, token = git_credentials(request)
     repo = selectors.repository_by_name(owner, name)
+    if repo is None:
+        # A renamed or transferred repository: redirect whoever may read it (git follows the
+        # redirect of info/refs and uses the new URL for the rest of the operation).
+        moved = selectors.redirected_repository(owner, name)
+        if moved is not None and selectors.can_read(user, moved):
+            raise RepositoryMoved(moved, owner, name)
     if user is None:
-        if repo is None or not repo.is_public or service == "receive-pack":
+        if repo is None or not repo.is_public or repo.is_deleted or service == "receive-pack":
             raise smarthttp.GitHTTPError(401, "Authentication required")
         return repo, smarthttp.Pusher(None, None)
     if repo is None or not selectors.can_read(user, repo):
         raise smarthttp.GitHTTPError(404, "Repository not found")
+    if repo.is_deleted and service == "receive-pack":
+        # Staff may still fetch a deleted repository; nobody writes to it until it is restored.
+        raise smarthttp.GitHTTPError(403, "This repository is deleted; restore it before pushing")
     if service == "receive-pack" and not token.allows_write:
         raise smarthttp.GitHTTPError(403, "This token has the read scope; pushing needs a token with the write scope")
     return repo, smarthttp.Pusher(user, selectors.role_for(user, repo))
@@ -88,6 +98,8 @@ def info_refs(request, owner: str, name: str):
         protocol = smarthttp.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
         repo, pusher = authorize(request, owner, name, service)
         return smarthttp.advertise(repo, service, pusher, protocol, client=git_client(request, protocol))
+    except RepositoryMoved as moved:
+        return redirect_response(request, owner, name, moved.repo)
     except smarthttp.GitHTTPError as exc:
         return text_response(exc.status, exc.message)
 
@@ -111,6 +123,8 @@ def service_rpc(request, owner: str, name: str, service: str):
             repo, service, pusher, body=request.META["wsgi.input"], gzip=encoding in ("gzip", "x-gzip"),
             protocol=protocol, client=git_client(request, protocol),
         )
+    except RepositoryMoved as moved:
+        return redirect_response(request, owner, name, moved.repo)
     except smarthttp.GitHTTPError as exc:
         return text_response(exc.status, exc.message)
 

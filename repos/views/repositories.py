@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from repos import browse, selectors, services, webhooks
+from repos import browse, lifecycle, selectors, services, webhooks
 from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
@@ -69,6 +70,7 @@ def repository(request, owner: str, name: str):
             "bundle_list_url": bundle_list_url,
             "is_admin": selectors.can_admin(request.user, repo),
             "role": selectors.role_for(request.user, repo),
+            "purge_after": lifecycle.purge_after(repo) if repo.deleted_at else None,
             **code,
         },
     )
@@ -95,7 +97,8 @@ def repository_settings(request, owner: str, name: str):
         {"repo": repo, "form": form, "member_form": MemberForm(), "members": selectors.members(repo),
          "Visibility": Visibility, "webhook_form": WebhookForm(),
          "webhooks": Webhook.objects.filter(repository=repo).prefetch_related("deliveries"),
-         "new_webhook_secret": request.session.pop("new_webhook_secret", None)},
+         "new_webhook_secret": request.session.pop("new_webhook_secret", None),
+         "retention_days": settings.REPOSITORY_DELETE_RETENTION_DAYS},
     )
 
 
