@@ -25,6 +25,8 @@ _git_config_providers: list[Callable] = []
 _client_aware: set[Callable] = set()
 # (repo, user, sha) -> True if the user may not see that commit (e.g. content taken down)
 _commit_hiders: list[Callable] = []
+# (repo, user, role_label, read_wants: () -> list[str]) -> why a fetch is refused, or None
+_want_guards: list[Callable] = []
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,22 @@ def register_commit_hider(provider: Callable) -> None:
 
 def commit_hidden(repo, user, sha: str) -> bool:
     return any(provider(repo, user, sha) for provider in _commit_hiders)
+
+
+def register_want_guard(provider: Callable) -> None:
+    if provider not in _want_guards:
+        _want_guards.append(provider)
+
+
+def refused_wants(repo, user, role: str, read_wants: Callable) -> str | None:
+    """Protocol v2 upload-pack serves any object asked for by id, hidden refs or not (git 2.39
+    checks wants against the advertisement in v0 only): providers refuse what must stay out
+    of reach. read_wants parses the request only if a provider needs it."""
+    for provider in _want_guards:
+        refusal = provider(repo, user, role, read_wants)
+        if refusal:
+            return refusal
+    return None
 
 
 def hook_environment(repo, user, role: str, commands=()) -> dict[str, str]:

@@ -99,6 +99,15 @@ def validate_upload_request(stream: BinaryIO, *, protocol_v2: bool) -> None:
         raise PktLineError("request ends in the middle of the negotiation")
 
 
+def upload_wants(stream: BinaryIO) -> list[str]:
+    """The object ids an (already validated) upload-pack request wants."""
+    wants = []
+    for _raw, payload in iter_pkts(stream):
+        if payload is not None and payload.startswith(b"want "):
+            wants.append(payload[5:].split(b" ", 1)[0].strip().decode("ascii", "replace"))
+    return wants
+
+
 _V0_UPLOAD_WORDS = {b"want", b"have", b"done", b"shallow", b"deepen", b"deepen-since", b"deepen-not", b"filter"}
 
 

@@ -163,6 +163,13 @@ def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | Non
         raise GitHTTPError(400, f"malformed request: {exc}") from None
 
 
+def _wants(body: BinaryIO) -> list[str]:
+    try:
+        return pktline.upload_wants(body)
+    finally:
+        body.seek(0)
+
+
 def _with_limits(service: str, config: list[tuple[str, str]]) -> list[tuple[str, str]]:
     if service == "receive-pack":
         return [("receive.maxInputSize", str(settings.GIT_MAX_PUSH_SIZE)), *config]
@@ -254,6 +261,11 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             # The origin's share of clone and fetch traffic, for the offload figure.
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
 
+    if service == "upload-pack" and wants_v2(protocol):
+        refusal = extensions.refused_wants(repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest))
+        if refusal:
+            prepared.rest.close()
+            raise GitHTTPError(403, refusal)
     argv = _service_argv(service, path, advertise=False, config=config)
     if service == "upload-pack" and wants_v2(protocol):
         head = prepared.rest.read(advertisement.LS_REFS_MAX_BODY + 1)

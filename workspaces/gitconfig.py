@@ -100,3 +100,26 @@ def _is_admin(user, repo) -> bool:
     from repos.selectors import role_for
 
     return role_for(user, repo) == Role.ADMIN
+
+
+def refused_wants(repo, user, role: str, read_wants) -> str | None:
+    """A v2 fetch that asks by id for objects only taken-down refs or hidden workspaces (that
+    this user may not see) reach is refused. Repositories without such refs pay one
+    for-each-ref; the others a rev-list over the restricted content only (`--not` every
+    other ref), which is small next to the history."""
+    from repos.git import run_git
+
+    restricted = [TAKEDOWN, *_hidden_workspaces(repo, user, role)]
+    path = repo.disk_path
+    tips = run_git(["for-each-ref", "--format=%(objectname)", *restricted], repo=path).text.split()
+    if not tips:
+        return None
+    wants = set(read_wants())
+    if not wants:
+        return None
+    excludes = [f"--exclude={prefix}*" for prefix in (*restricted, ARCHIVE)]
+    out = run_git(["rev-list", "--objects", "--no-object-names", *sorted(set(tips)), "--not", *excludes, "--all"],
+                  repo=path).text.split()
+    if wants & set(out):
+        return "git upload-pack: not our ref (the object is not available)"
+    return None

@@ -230,3 +230,27 @@ def test_site_ban_refuses_git_and_sign_in(scene):
     assert (entry.action, entry.before, entry.after) == ("site_ban", {"is_active": True}, {"is_active": False})
     moderation.do_unban_from_site(user=alice.user, acting_user=scene.staff, reason="appeal")
     assert alice.push("HEAD:refs/users/alice/x").returncode == 0
+
+
+def fetch_by_id(pusher, sha: str, version: int):
+    auth = base64.b64encode(f"{pusher.username}:{pusher.token}".encode()).decode()
+    return pusher.git("-c", f"protocol.version={version}", "-c", f"http.extraHeader=Authorization: Basic {auth}",
+                      "fetch", "--no-tags", pusher.remote, sha)
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_taken_down_and_hidden_objects_are_not_fetchable_by_id(scene, version):
+    # A fresh clone of main knows nothing of alice's commit; asking for it by id must fail.
+    carol = scene.add("carol")
+    hidden_sha = scene.alice.commit("hidden work", name="h.txt")
+    assert scene.alice.push("HEAD:refs/users/alice/feature").returncode == 0
+    moderation.do_hide_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
+    assert fetch_by_id(carol, hidden_sha, version).returncode != 0
+    assert fetch_by_id(scene.owner, hidden_sha, version).returncode == 0  # an admin may
+    moderation.do_restore_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
+    moderation.do_take_down_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
+    for pusher in (carol, scene.bob):  # (alice has her commits locally)
+        result = fetch_by_id(pusher, scene.sha, version)
+        assert result.returncode != 0, (pusher.username, result.stderr)
+    # Canonical content is still fetchable by id.
+    assert fetch_by_id(carol, scene.base_sha, version).returncode == 0
