@@ -1,8 +1,13 @@
 from django.urls import path
 
-from workspaces import api
+from workspaces import api, export_views
 
 urlpatterns = [
+    path("user/workspace-exports", export_views.ExportListView.as_view(), name="api-workspace-exports"),
+    path("user/workspace-exports/<int:export_id>", export_views.ExportDetailView.as_view(),
+         name="api-workspace-export"),
+    path("user/workspace-exports/<int:export_id>/download", export_views.ExportDownloadView.as_view(),
+         name="api-workspace-export-download"),
     path("repos/<str:owner>/<str:name>/workspaces", api.WorkspaceListView.as_view(), name="api-workspaces"),
     path("repos/<str:owner>/<str:name>/workspaces/<str:username>", api.WorkspaceDetailView.as_view(),
          name="api-workspace"),

@@ -204,3 +204,32 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"report on {self.target_user} in {self.repository} ({self.state})"
+
+
+class WorkspaceExport(models.Model):
+    """A contributor's download of their workspace (`refs/users/<username>/*`, full history) as
+    a git bundle, offered while their repository is deleted but not yet purged (issue 8).
+    Built by Celery (workspaces.exports); the file lives under VAR_DIR/exports and is served
+    to that user only."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="workspace_exports")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workspace_exports")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    # Relative to VAR_DIR/exports; empty until the bundle is ready.
+    path = models.CharField(max_length=200, blank=True)
+    size = models.BigIntegerField(default=0)
+    ref_count = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"workspace export of {self.user} in {self.repository_id} ({self.state})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.dispatch import receiver
 
 from repos.models import Push, RefUpdate, User
-from repos.signals import push_recorded
+from repos.signals import push_recorded, repository_deleted, repository_purging
 from workspaces.models import Workspace
 
 
@@ -31,3 +31,25 @@ def note_workspace_pushes(sender, push_id: int, repository_id: int, **_kwargs) -
         Workspace.objects.update_or_create(
             repository_id=repository_id, user=user, defaults={"last_push_at": push.created_at}
         )
+
+
+@receiver(repository_deleted)
+def tell_contributors(sender, repository_id: int, **_kwargs) -> None:
+    """Contributors with unmerged work learn of the deletion (and of the export) from a task:
+    finding them runs git."""
+    import logging
+
+    from workspaces import tasks
+
+    try:
+        tasks.notify_deleted_repository_contributors.delay(repository_id)
+    except Exception:
+        # The deletion stands; a broker outage only loses the notice (the exports page still lists it).
+        logging.getLogger(__name__).exception("could not enqueue notices for deleted repository %s", repository_id)
+
+
+@receiver(repository_purging)
+def drop_exports(sender, repository, **_kwargs) -> None:
+    from workspaces import exports
+
+    exports.exports_purge(repository)

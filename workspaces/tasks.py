@@ -36,3 +36,27 @@ def cleanup_after_push(push_id: int) -> str:
 def expire_archived_refs() -> int:
     """Periodic (Celery beat): drop archive refs past WORKSPACE_ARCHIVE_DAYS."""
     return cleanup.expire_due()
+
+
+@shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
+def notify_deleted_repository_contributors(repo_id: int) -> str:
+    from repos.models import Repository
+    from workspaces import exports
+
+    repo = Repository.objects.select_related("owner").filter(pk=repo_id, deleted_at__isnull=False).first()
+    if repo is None:
+        return "gone"  # restored or purged meanwhile
+    return f"notified {len(exports.notify_contributors(repo))}"
+
+
+@shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
+def build_workspace_export(export_id: int) -> str:
+    from workspaces import exports
+    from workspaces.models import WorkspaceExport
+
+    export = WorkspaceExport.objects.select_related("repository__owner", "user").filter(
+        pk=export_id, state=WorkspaceExport.State.PENDING
+    ).first()
+    if export is None:
+        return "gone"
+    return exports.workspace_export_build(export=export).state

@@ -1,0 +1,163 @@
+"""Contributors' work in a deleted repository (issue 8): who has unmerged work, telling them,
+and exporting a workspace as a git bundle while the repository awaits its purge.
+
+Unmerged means a workspace ref whose tip no canonical ref (branch, tag) reaches, found in one
+`git for-each-ref --no-merged=<tip>...` over refs/users/ rather than one process per ref. The
+export is a bundle of every ref under `refs/users/<username>/` with full history (`git bundle
+create --stdin`, so the header names the refs as they were), written to a temporary name under
+VAR_DIR/exports and renamed into place.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from repos.errors import InvalidInput, NotFound
+from repos.git import GitError, run_git
+from repos.lifecycle import purge_after
+from repos.models import Repository, User
+from workspaces.models import WorkspaceExport
+
+log = logging.getLogger(__name__)
+
+
+def exports_root() -> Path:
+    return Path(settings.VAR_DIR) / "exports"
+
+
+def export_file(export: WorkspaceExport) -> Path | None:
+    if not export.path:
+        return None
+    return exports_root() / export.path
+
+
+def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
+    """username -> workspace refs whose tips no canonical ref reaches."""
+    path = repo.disk_path
+    if not path.exists():
+        return {}
+    tips = run_git(
+        ["for-each-ref", "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname)",
+         "refs/heads/", "refs/tags/"],
+        repo=path,
+    ).text
+    commits = set()
+    for line in tips.splitlines():
+        kind, oid, peeled_kind, peeled = [*line.split(" "), "", ""][:4]
+        if kind == "commit":
+            commits.add(oid)
+        elif peeled_kind == "commit":
+            commits.add(peeled)
+    args = ["for-each-ref", "--format=%(refname)", *(f"--no-merged={oid}" for oid in sorted(commits)), "refs/users/"]
+    found: dict[str, list[str]] = {}
+    for ref in run_git(args, repo=path).text.splitlines():
+        parts = ref.split("/", 3)
+        if len(parts) == 4 and parts[3]:
+            found.setdefault(parts[2], []).append(ref)
+    return found
+
+
+def user_refs(repo: Repository, username: str) -> list[str]:
+    out = run_git(["for-each-ref", "--format=%(refname)", f"refs/users/{username}/"], repo=repo.disk_path).text
+    return [line for line in out.splitlines() if line]
+
+
+def notify_contributors(repo: Repository) -> list[str]:
+    """Tell every user with unmerged workspace work that the repository was deleted and how to
+    get their work out. Returns the usernames told."""
+    from notifications.services import notify
+
+    by_user = unmerged_workspace_refs(repo)
+    users = User.objects.filter(username__in=list(by_user), is_active=True)
+    until = purge_after(repo)
+    told = []
+    for user in users:
+        count = len(by_user[user.username])
+        notify(
+            user,
+            kind="repository_deleted",
+            text=(f"{repo.full_name} was deleted. Your workspace there has {count} unmerged "
+                  f"ref{'s' if count != 1 else ''}: download it as a git bundle before {until:%Y-%m-%d}."),
+            url="/settings/workspace-exports",
+            repository=repo,
+        )
+        told.append(user.username)
+    return told
+
+
+def exportable_repository(user, repo_id: int) -> Repository:
+    """A deleted (not yet purged) repository in which `user` has workspace refs; NotFound
+    otherwise, so nobody learns of deleted repositories they had no work in."""
+    repo = Repository.objects.select_related("owner").filter(pk=repo_id, deleted_at__isnull=False).first()
+    if repo is None or not user.is_authenticated or not user_refs(repo, user.username):
+        raise NotFound("No workspace of yours to export there.")
+    return repo
+
+
+def exportable_repositories(user) -> list[Repository]:
+    """Deleted repositories where the user has (or had) a workspace."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Repository.objects.select_related("owner")
+        .filter(deleted_at__isnull=False, workspaces__user=user)
+        .order_by("-deleted_at")
+        .distinct()
+    )
+
+
+@transaction.atomic
+def workspace_export_request(*, repo: Repository, user: User) -> WorkspaceExport:
+    """Queue a bundle of the user's workspace; a pending request is reused."""
+    if repo.deleted_at is None:
+        raise InvalidInput("Exports are for deleted repositories; fetch your workspace with git instead.")
+    pending = WorkspaceExport.objects.filter(repository=repo, user=user, state=WorkspaceExport.State.PENDING).first()
+    if pending is not None:
+        return pending
+    export = WorkspaceExport.objects.create(repository=repo, user=user)
+    from workspaces.tasks import build_workspace_export
+
+    export_id = export.pk
+    transaction.on_commit(lambda: build_workspace_export.delay(export_id))
+    return export
+
+
+def workspace_export_build(*, export: WorkspaceExport) -> WorkspaceExport:
+    repo, username = export.repository, export.user.username
+    refs = user_refs(repo, username)
+    root = exports_root() / str(repo.pk)
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"{export.pk}-{username}-{secrets.token_hex(8)}.bundle"
+    tmp = root / f".tmp-{name}"
+    try:
+        if not refs:
+            raise InvalidInput(f"refs/users/{username}/ has no refs in {repo.full_name}.")
+        run_git(["bundle", "create", "--quiet", str(tmp), "--stdin"], repo=repo.disk_path,
+                input="".join(f"{ref}\n" for ref in refs).encode(), timeout=settings.BUNDLE_GIT_TIMEOUT)
+        os.replace(tmp, root / name)
+    except (GitError, InvalidInput) as exc:
+        tmp.unlink(missing_ok=True)
+        WorkspaceExport.objects.filter(pk=export.pk).update(
+            state=WorkspaceExport.State.FAILED, error=str(exc)[:500], finished_at=timezone.now()
+        )
+        export.refresh_from_db()
+        return export
+    WorkspaceExport.objects.filter(pk=export.pk).update(
+        state=WorkspaceExport.State.READY, path=f"{repo.pk}/{name}", size=(root / name).stat().st_size,
+        ref_count=len(refs), finished_at=timezone.now(),
+    )
+    export.refresh_from_db()
+    return export
+
+
+def exports_purge(repo: Repository) -> None:
+    """The repository is being purged: its export files go with it (rows cascade)."""
+    shutil.rmtree(exports_root() / str(repo.pk), ignore_errors=True)
