@@ -17,7 +17,7 @@ RESERVED_NAMES = frozenset(
     {
         "-", "about", "account", "accounts", "admin", "api", "assets", "bundles", "dashboard",
         "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "info", "login",
-        "logout", "media", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
+        "logout", "media", "moderation", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
         "repos", "robots.txt", "root", "search", "settings", "signup", "site", "static",
         "staff", "system", "user", "users", "www", ".well-known", "head", "none", "null",
     }

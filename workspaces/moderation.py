@@ -120,7 +120,7 @@ def _set_state(*, actor, repo: Repository, user, action: str, state: str, reason
     with repository_lock(repo.pk, purpose=f"moderation {action}"), transaction.atomic():
         ws = _workspace(repo, user)
         before = {"state": ws.state}
-        if ws.state == state and move is None:
+        if ws.state == state:
             raise Conflict(f"{user.username}'s workspace is already {ws.get_state_display()}.")
         moved = _move_refs(repo, *move) if move else {}
         ws.state = state
