@@ -25,15 +25,20 @@ class RepositoryMoved(Exception):
 def moved_path(path: str, owner: str, name: str, repo) -> str | None:
     """`path` with its `/<owner>/<name>` segment pair (as typed: any case, `.git` suffix kept)
     replaced by the repository's current name; None if the path has no such segment pair."""
-    pattern = re.compile(rf"/{re.escape(owner)}/{re.escape(name)}(?=\.git(?:/|$)|/|$)", re.IGNORECASE)
-    new, count = pattern.subn(lambda _: f"/{repo.owner.username}/{repo.name}", path, count=1)
+    # Anchored: pages are /<owner>/<name>/..., API endpoints /api/v1/repos/<owner>/<name>/...
+    # (a user named "v1" with a repository "repos" must not match inside the API prefix).
+    pattern = re.compile(
+        rf"^(/api/v1/repos)?/{re.escape(owner)}/{re.escape(name)}(?=\.git(?:/|$)|/|$)", re.IGNORECASE
+    )
+    new, count = pattern.subn(lambda m: f"{m[1] or ''}/{repo.owner.username}/{repo.name}", path, count=1)
     return new if count else None
 
 
 def redirect_response(request, owner: str, name: str, repo):
     path = moved_path(request.path, owner, name, repo)
     if path is None:
-        return None
+        # A spelling the pattern does not know (percent-encoded, say): the repository's page.
+        path = f"/{repo.owner.username}/{repo.name}"
     query = request.META.get("QUERY_STRING", "")
     url = f"{path}?{query}" if query else path
     if request.method in ("GET", "HEAD"):

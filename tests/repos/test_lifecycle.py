@@ -235,3 +235,15 @@ def test_rename_conflicts_and_invalid_names(people, repo):
         lifecycle.repository_move(repo=repo, acting_user=people["owner"], new_name="bad/name")
     response = api(people["owner"]).post("/api/v1/repos/owner/proj/transfer", {"name": "taken"}, format="json")
     assert response.status_code == 409
+
+
+def test_moved_path_replaces_only_the_repository_segments():
+    from types import SimpleNamespace
+
+    from repos.redirects import moved_path
+
+    repo = SimpleNamespace(owner=SimpleNamespace(username="new"), name="name")
+    assert moved_path("/v1/repos.git/info/refs", "v1", "repos", repo) == "/new/name.git/info/refs"
+    assert moved_path("/api/v1/repos/v1/repos/pushes", "v1", "repos", repo) == "/api/v1/repos/new/name/pushes"
+    assert moved_path("/V1/Repos", "v1", "repos", repo) == "/new/name"
+    assert moved_path("/v1/reposx", "v1", "repos", repo) is None
