@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+from repos import extensions
 from repos import selectors as repo_selectors
 from repos.git import run_git
 from repos.models import Repository
@@ -162,6 +163,8 @@ def short_hash(request, owner: str, name: str, prefix: str):
     rows = []
     for line in out.splitlines():
         sha, author, when, subject = line.split("\0", 3)
+        if extensions.commit_hidden(repo, request.user, sha):
+            continue  # taken-down or hidden work: not even its subject
         rows.append({"sha": sha, "author": author, "when": int(when or 0), "subject": subject,
                      "url": reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name,
                                                            "sha": sha})})

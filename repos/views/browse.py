@@ -47,11 +47,18 @@ def url_for(repo, kind: str, ref: str, path: str = "") -> str:
     return url
 
 
+def _hidden_id(request, repo, written: str, sha: str) -> bool:
+    """A commit named by its id (not by a branch or tag, which everyone may see) that the
+    user may not see: taken-down or hidden work (extensions.commit_hidden)."""
+    return bool(SHA_IN_URL.match(written) and sha.startswith(written.lower())
+                and extensions.commit_hidden(repo, request.user, sha))
+
+
 def _locate(request, owner: str, name: str, spec: str):
     """(repo, revision, entry) for `<ref>/<path>`, or 404."""
     repo = repo_or_404(request, owner, name)
     revision = browse.split_revision(repo.disk_path, spec.removesuffix("/"))
-    if revision is None:
+    if revision is None or _hidden_id(request, repo, revision.name, revision.sha):
         raise Http404("no such ref")
     item = browse.clean_path(revision.path)
     if item is None:
@@ -229,7 +236,8 @@ def compare_view(request, owner: str, name: str, spec: str):
     if not sep:
         base, head = repo.default_branch, spec
     result = compare.compare(repo, _url_rev(base), _url_rev(head), with_diff=False)
-    if result is None:
+    # The head's commits are shown; the base only bounds them (its own commits are not listed).
+    if result is None or _hidden_id(request, repo, head, result.head):
         raise Http404("no such ref")
     return render(request, "repos/compare.html", {
         "repo": repo, "base_name": base, "head_name": head, "comparison": result, "tab": "commits",
@@ -247,5 +255,7 @@ def archive_view(request, owner: str, name: str, spec: str):
     if sha is None:
         raise Http404("no such ref")
     is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())
+    if is_id and extensions.commit_hidden(repo, request.user, sha):
+        raise Http404("no such ref")
     label = sha[:12] if is_id else ref
     return archive.archive_response(repo.disk_path, sha, archive.archive_basename(repo.name, label), suffix)

@@ -131,6 +131,10 @@ def test_take_down_moves_refs_out_of_reach_and_restore_brings_them_back(scene):
     for user in (alice.user, scene.owner.user, scene.bob.user):
         assert signed_in(user).get(page).status_code == 404
     assert signed_in(staff).get(page).status_code == 200
+    for other in (f"tree/{scene.sha}", f"blob/{scene.sha}/alice.txt", f"raw/{scene.sha}/alice.txt",
+                  f"commits/{scene.sha}", f"compare/main...{scene.sha}", f"archive/{scene.sha}.tar.gz"):
+        assert signed_in(scene.bob.user).get(f"/{repo.full_name}/{other}").status_code == 404, other
+        assert signed_in(staff).get(f"/{repo.full_name}/{other}").status_code == 200, other
     assert Client().get(f"/{repo.full_name}/commit/{scene.base_sha}").status_code == 200  # main's: untouched
     entry = last_audit(scene)
     assert entry.action == "take_down" and entry.before["refs"] == {"refs/users/alice/feature": scene.sha}
