@@ -180,29 +180,30 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
     reason = _check(acting_user, repo, ModerationAction.PURGE, reason)
     name = user.username
     path = repo.disk_path
-    with repository_lock(repo.pk, purpose="moderation purge", timeout=600), transaction.atomic():
-        ws = _workspace(repo, user)
+    with repository_lock(repo.pk, purpose="moderation purge", timeout=600):
         refs = {}
         for prefix in (f"refs/users/{name}/", f"{TAKEDOWN}{name}/", f"refs/archive/{name}/"):
             refs.update(_refs(repo, prefix))
-        if refs:
-            lines = "".join(f"delete {ref} {oid}\n" for ref, oid in sorted(refs.items()))
-            result = run_git(["update-ref", "--stdin"], repo=path, input=lines.encode(), check=False)
-            if result.returncode != 0:
-                raise Conflict("The workspace's refs changed while they were being purged; try again.")
+        with transaction.atomic():
+            ws = _workspace(repo, user)
+            if refs:
+                lines = "".join(f"delete {ref} {oid}\n" for ref, oid in sorted(refs.items()))
+                result = run_git(["update-ref", "--stdin"], repo=path, input=lines.encode(), check=False)
+                if result.returncode != 0:
+                    raise Conflict("The workspace's refs changed while they were being purged; try again.")
+            ArchivedRef.objects.filter(repository=repo, username=name, state=ArchivedRef.State.ARCHIVED).update(
+                state=ArchivedRef.State.EXPIRED)
+            # The state stays: a taken-down workspace stays closed to pushes after its purge.
+            entry = _audit(acting_user, ModerationAction.PURGE, repo=repo, target=user, workspace=ws, reason=reason,
+                           before={"state": ws.state, "refs": refs}, after={"state": ws.state, "refs": {}})
+            _notify_later(user, kind="workspace_purge", repo=repo, url="",
+                          text=f"Your workspace refs on {repo.full_name} were deleted by a moderator: {reason}")
+        # Outside the transaction (a repack can take minutes; the database must not wait), still
+        # under the lock, so no merge or cleanup moves refs meanwhile.
         run_git(["reflog", "expire", "--expire-unreachable=now", "--all"], repo=path)
         run_git(["repack", "-a", "-d", "-b", "--cruft", "--cruft-expiration=now", "--quiet"], repo=path, timeout=3600)
         run_git(["prune", "--expire=now"], repo=path, timeout=3600)
         run_git(["commit-graph", "write", "--reachable"], repo=path)
-        ArchivedRef.objects.filter(repository=repo, username=name, state=ArchivedRef.State.ARCHIVED).update(
-            state=ArchivedRef.State.EXPIRED)
-        before = {"state": ws.state, "refs": refs}
-        ws.state = WorkspaceState.ACTIVE
-        ws.save(update_fields=["state"])
-        entry = _audit(acting_user, ModerationAction.PURGE, repo=repo, target=user, workspace=ws, reason=reason,
-                       before=before, after={"state": ws.state, "refs": {}})
-        _notify_later(user, kind="workspace_purge", repo=repo, url="",
-                      text=f"Your workspace refs on {repo.full_name} were deleted by a moderator: {reason}")
     return entry
 
 
