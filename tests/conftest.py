@@ -89,10 +89,19 @@ def live_server_url(live_web) -> str:
     return live_web.url
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(live_env, _isolated_storage, tmp_path_factory):
-    """A real Celery worker process consuming the session's queue through the real broker."""
-    worker = live.start_worker(live_env, tmp_path_factory.mktemp("worker-logs"), queue=_isolated_storage["queue"])
+@pytest.fixture
+def celery_worker_process(live_env, _isolated_storage, tmp_path):
+    """A real Celery worker process for this test, consuming the session's queue through the
+    real broker. The queue is emptied first: what earlier tests left there (their repositories
+    are gone) must not delay this test's tasks. And no worker runs between tests, where it
+    would race the next test's own calls and hold up its database transactions."""
+    from hostsite.celery import app
+
+    with app.connection_for_write() as conn, contextlib.suppress(Exception):
+        conn.default_channel.queue_purge(_isolated_storage["queue"])
+    logs = tmp_path / "worker-logs"
+    logs.mkdir()
+    worker = live.start_worker(live_env, logs, queue=_isolated_storage["queue"])
     yield worker
     worker.stop()
 
