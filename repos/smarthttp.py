@@ -261,11 +261,6 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             # The origin's share of clone and fetch traffic, for the offload figure.
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
 
-    if service == "upload-pack" and wants_v2(protocol):
-        refusal = extensions.refused_wants(repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest))
-        if refusal:
-            prepared.rest.close()
-            raise GitHTTPError(403, refusal)
     argv = _service_argv(service, path, advertise=False, config=config)
     if service == "upload-pack" and wants_v2(protocol):
         head = prepared.rest.read(advertisement.LS_REFS_MAX_BODY + 1)
@@ -276,6 +271,11 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             prepared.rest.close()
             transfers.add(repo.pk, git_bytes=len(answer), git_requests=1)
             return HttpResponse(answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS)
+        # Only a fetch carries wants (ls-refs was answered above or asks for no objects).
+        refusal = extensions.refused_wants(repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest))
+        if refusal:
+            prepared.rest.close()
+            raise GitHTTPError(403, refusal)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(argv, env=env, stderr=stderr)
     feeder = Feeder(proc, prepared.prefix, prepared.rest)

@@ -20,7 +20,8 @@ def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
 
 
 # Where cleanup keeps deleted workspace refs (workspaces.cleanup): never advertised, never
-# fetchable (upload-pack refuses wants that no advertised ref reaches), never pushable.
+# pushable. Protocol v0 refuses wants no advertised ref reaches; git 2.39's v2 serves any object
+# asked for by id, so archived (landed) work stays fetchable by someone who knows its id.
 ARCHIVE = "refs/archive/"
 # Where a take-down moves a workspace's refs (workspaces.moderation): hidden from everyone,
 # staff included, in git; staff read the content through the web pages only.
