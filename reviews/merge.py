@@ -35,6 +35,7 @@ from repos.pushes import Update, push_record
 from repos.selectors import role_for
 from reviews.models import MergeStrategy, Proposal, ProposalState
 from workspaces import policy
+from workspaces.models import RepositoryBan
 from workspaces.selectors import rules_for
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f<>]")
@@ -256,8 +257,12 @@ before_swap: Callable[..., None] = _before_swap
 
 
 def may_merge(user, repo) -> bool:
+    """Maintainers and admins, unless a moderator banned them from the repository (a merge is a
+    push: the ban refuses both)."""
     role = role_for(user, repo)
-    return role is not None and role.label in policy.WRITE_ROLES
+    if role is None or role.label not in policy.WRITE_ROLES:
+        return False
+    return not RepositoryBan.objects.filter(repository=repo, user=user).exists()
 
 
 def _check_policy(repo, user, ref: str, old: str, new: str) -> None:

@@ -250,3 +250,15 @@ def test_rebase_refuses_merge_commits_and_nothing_to_merge_is_a_conflict(scene):
     scene.publish("main")
     with pytest.raises(NothingToMerge):
         merge.proposal_merge(proposal=second, user=scene.maint, strategy="squash")
+
+
+def test_a_maintainer_banned_from_the_repository_cannot_merge(scene):
+    from workspaces.models import RepositoryBan
+
+    _head, target = diverge(scene, conflict=False)
+    proposal = propose(scene)
+    RepositoryBan.objects.create(repository=scene.repo, user=scene.maint)
+    assert not merge.may_merge(scene.maint, scene.repo)  # no merge box either
+    with pytest.raises(Forbidden):
+        merge.proposal_merge(proposal=proposal, user=scene.maint, strategy="merge")
+    assert_untouched(scene, proposal, target)
