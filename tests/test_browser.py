@@ -102,7 +102,7 @@ class Page:
     def signed_in_as(self) -> str | None:
         if not self.css("header button.linkbutton"):
             return None
-        links = self.css('header .navlinks a[href^="/"]:not([href^="/settings"]):not([href="/new"])')
+        links = self.css("header .navlinks a.navuser")
         return links[0].text if links else ""
 
     def assert_no_alert(self) -> None:
