@@ -225,6 +225,11 @@ def _ref_state(repo_path: Path) -> bytes | None:
             scan = list(os.scandir(directory))
         except FileNotFoundError:
             continue
+        except NotADirectoryError:
+            # A reftable repository keeps a placeholder file there; its refs are in
+            # reftable/tables.list, stat'ed above.
+            entries.append(f"{directory} {st.st_ino} {st.st_size} {st.st_mtime_ns}")
+            continue
         entries.append(f"{directory} {st.st_ino} {st.st_mtime_ns}")
         for entry in scan:
             if entry.is_dir(follow_symlinks=False):
