@@ -186,3 +186,20 @@ def test_ls_refs_answer_is_upload_packs_and_follows_every_ref_change(busy_repo):
     run_git(["update-ref", "refs/users/alice/zzz", feature], repo=path)  # not what it answers about
     assert check() == advertisement.ls_refs(path, argv, env, body)
     assert advertisement.ls_refs(path, argv, env, ls_refs_body("refs/users/")) is None
+
+
+def test_ref_state_of_a_reftable_layout(tmp_path):
+    """git >= 2.45 makes reftable repositories: refs/heads is a placeholder file there, and the
+    refs live in reftable/ (tables.list is replaced on every update). Runs on any git."""
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "refs" / "heads").write_text("this repository uses the reftable format\n")
+    (tmp_path / "reftable").mkdir()
+    tables = tmp_path / "reftable" / "tables.list"
+    tables.write_text("0x000000000001-0x000000000001-aaaa.ref\n")
+    (tmp_path / "HEAD").write_text("ref: refs/heads/.invalid\n")
+    before = advertisement._ref_state(tmp_path)
+    assert before is not None and advertisement._ref_state(tmp_path) == before
+    replacement = tmp_path / "reftable" / "tables.list.lock"
+    replacement.write_text("0x000000000001-0x000000000002-bbbb.ref\n")
+    replacement.rename(tables)  # as git replaces it
+    assert advertisement._ref_state(tmp_path) != before
