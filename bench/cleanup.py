@@ -34,7 +34,6 @@ The machine may be shared and noisy: the figures are from one run.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -59,19 +58,13 @@ from smart_http import (  # bench/ is not a package
     manage,
     run_benchmark,
     say,
+    sibling_module,
     verdict,
     wait_for_http,
 )
 
 TARGET_S = 2.0
 
-
-def _bench_module(name: str):
-    """A sibling benchmark script as a module (`import bundles` would find the Django app)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 SETUP_SCRIPT = r"""
 import json, sys
@@ -145,7 +138,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{args.repo} (mirrored)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import (seed {args.seed})")
-        history = _bench_module("bundles")
+        history = sibling_module("bundles")
         history.generate(master, git, history.HistoryGenerator(args.seed), args.commits)
         git.run("--git-dir", str(master), "repack", "-a", "-d", "-q")
         meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits)"

@@ -36,7 +36,6 @@ The machine may be shared and noisy: the figures are from one run.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -64,20 +63,13 @@ from smart_http import (  # bench/ is not a package
     manage,
     run_benchmark,
     say,
+    sibling_module,
     verdict,
     wait_for_http,
 )
 
 COLD_TARGET_MS = 300.0
 WARM_TARGET_MS = 50.0
-
-
-def _bench_module(name: str):
-    """A sibling benchmark script as a module (`import bundles` would find the Django app)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 MEASURE_SCRIPT = r"""
@@ -214,7 +206,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{source} (fetched)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import into bench/big (seed {args.seed})")
-        history = _bench_module("bundles")
+        history = sibling_module("bundles")
         gen = history.HistoryGenerator(args.seed)
         # The generator's clock starts in 2017 and runs ~62 min a commit: 200,000 commits end in
         # 2041, after the drafts, which a date-ordered walk pays for. End the history today.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import platform
@@ -1114,6 +1115,15 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     report = build_report(servers, hooks, meta)
     print_report(report, servers)
     return report
+
+
+def sibling_module(name: str):
+    """Another benchmark script of bench/ as a module (`import bundles` would find the Django
+    app of that name, not bench/bundles.py)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_benchmark(script: str, prefix: str, args, run_fn) -> int:
