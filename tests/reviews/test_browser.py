@@ -3,49 +3,23 @@ Chromium against the real gunicorn server, the work pushed with real git."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from reviews.models import Proposal, ProposalState
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright missing: see requirements-dev.txt")
+from tests.browser import chromium_page, shot
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path("/tmp/hostsite-shots")
 PASSWORD = "plinth-orbit-73-quarry"
 XSS = "<img src=x onerror=alert(1)><script>window.pwned=1</script>"
 
 
 @pytest.fixture
-def browser_page(monkeypatch, tmp_path):
-    if not os.access(CHROMIUM, os.X_OK):
-        reason = f"{CHROMIUM} missing: install the Debian package chromium"
-        if os.environ.get("HOSTSITE_BROWSER_REQUIRED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    # Playwright's sync API keeps an asyncio loop on this thread; the test's own ORM calls
-    # between browser steps are still synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        dialogs: list[str] = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.dialogs = dialogs
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
+def browser_page(monkeypatch):
+    with chromium_page(monkeypatch, width=1280, height=900) as page:
+        yield page
 
 
 def sign_in(page, base: str, username: str) -> None:
@@ -60,11 +34,6 @@ def sign_in(page, base: str, username: str) -> None:
 def sign_out(page) -> None:
     page.click("header button.linkbutton")
     page.wait_for_load_state()
-
-
-def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name), full_page=True)
 
 
 def test_propose_review_and_merge(world, browser_page, live_server_url):

@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from django.test import Client
 
 from reviews.models import Proposal
+from tests.browser import chromium_page, shot
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path("/tmp/hostsite-shots")
 
 
 @pytest.fixture
@@ -45,25 +41,8 @@ def test_a_push_invalidates_the_cached_graph(busy):
 
 @pytest.fixture
 def browser_page(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright missing: see requirements-dev.txt")
-    if not os.access(CHROMIUM, os.X_OK):
-        reason = f"{CHROMIUM} missing: install the Debian package chromium"
-        if os.environ.get("HOSTSITE_BROWSER_REQUIRED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
-        )
-        context = browser.new_context(viewport={"width": 1100, "height": 700})
-        page = context.new_page()
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
+    with chromium_page(monkeypatch, width=1100, height=700) as page:
+        yield page
 
 
 def test_browser_renders_the_graph_and_follows_links(busy, browser_page, live_server_url):
@@ -80,8 +59,7 @@ def test_browser_renders_the_graph_and_follows_links(busy, browser_page, live_se
     assert rows.count() >= 5  # 3 drafts, a base, main's tip
     assert page.evaluate("window.pwned") is None
     assert "<script>window.pwned=1</script> two" in (svg.text_content() or "")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "showwork-work.png"), full_page=True)
+    shot(page, "showwork-work.png")
 
     # Bob's head has an open proposal: its row opens the proposal.
     page.locator("svg.sw-graph a.sw-row", has_text="bob's nameless work").click()
