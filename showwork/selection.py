@@ -26,7 +26,6 @@ Reading the lines in a thread while git walks the drafts was slower on two cores
 
 from __future__ import annotations
 
-import bisect
 import re
 import time
 from dataclasses import dataclass, replace
@@ -38,19 +37,18 @@ from repos.git import run_git
 from repos.models import Repository, Role
 from repos.selectors import role_for
 from showwork import prefixes
+from showwork.lines import name_rev, public_edges, read_lines
 from showwork.model import Graph, GraphNode
 from workspaces.models import Workspace
 from workspaces.selectors import INVISIBLE
 
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
-LINES_WITHOUT_BASES = 10_000
 FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
 # The same without the abbreviation: `%h` searches every pack for each commit, which for the
 # whole draft walk (5,000 commits, most of them capped away) cost more than the walk itself.
 WALK_FORMAT = "%m%H%x00%P%x00%x00%an%x00%ct%x00%s"
 NAMELESS = re.compile(r"^refs/users/([^/]+)/(.+)/[0-9a-f]{12}$")
-_NAME_REV = re.compile(r"^([0-9a-f]{40,64}) \((.*)\)$")
 
 
 @dataclass(frozen=True)
@@ -130,101 +128,6 @@ def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
     return drafts, boundary
 
 
-@dataclass
-class _Line:
-    branch: str
-    chain: list[str]  # the tip, then first parents down (never a commit an earlier line holds)
-    join: str | None  # the commit below the chain that an earlier line holds
-
-
-class Lines:
-    """The branches' first-parent lines, the default branch's first, each down to the oldest
-    base or to where it meets a line already drawn. Every commit on them has one place."""
-
-    def __init__(self, lines: list[_Line], tips: dict[str, str]):
-        self.lines = lines
-        self.tips = tips
-        self.where = {sha: (i, pos) for i, line in enumerate(lines) for pos, sha in enumerate(line.chain)}
-
-    def place(self, branch: str, steps: int) -> tuple[int, int] | None:
-        """The place of the commit `steps` first-parent steps below a branch's tip (name-rev's
-        reading of a commit in a side branch: the place of the merge that brought it)."""
-        at = self.where.get(self.tips.get(branch, ""))
-        if at is None:
-            return None
-        line, pos = at
-        return line, min(pos + steps, len(self.lines[line].chain))
-
-    def segments(self, branch: str) -> dict[int, int]:
-        """line -> the first position of it that the branch's history reaches."""
-        reach: dict[int, int] = {}
-        at = self.where.get(self.tips.get(branch, ""))
-        while at is not None and reach.get(at[0], len(self.lines[at[0]].chain) + 1) > at[1]:
-            reach[at[0]] = at[1]
-            join = self.lines[at[0]].join
-            at = self.where.get(join) if join else None
-        return reach
-
-
-def read_lines(repo: Repository, branches: dict[str, str], default: str, stop: str | None) -> Lines:
-    """One rev-list over the branches' first-parent lines, down to `stop`'s parents (without
-    a stop, a window of LINES_WITHOUT_BASES commits: only tips are shown then)."""
-    order = sorted(branches, key=lambda b: (b != default, b))
-    if not order:
-        return Lines([], {})
-    args = ["rev-list", "--first-parent", "--stdin"]
-    single = len(set(branches.values())) == 1
-    if not single:
-        args.append("--parents")  # several lines interleave: rebuild each from its parents
-    if stop:
-        args += ["--not", f"{stop}^@"]
-    else:
-        args.append(f"--max-count={LINES_WITHOUT_BASES}")
-    out = run_git(args, repo=repo.disk_path,
-                  input="".join(sorted({t + "\n" for t in branches.values()})).encode()).stdout.decode()
-    if single:
-        # One tip: rev-list prints its first-parent line in order.
-        return Lines([_Line(order[0], out.split(), None)], branches)
-    first: dict[str, str] = {}
-    for row in out.split("\n"):
-        parts = row.split(" ", 2)
-        if len(parts) >= 2:
-            first[parts[0]] = parts[1]
-        elif parts[0]:
-            first.setdefault(parts[0], "")
-    held: set[str] = set()
-    lines = []
-    for name in order:
-        chain, sha = [], branches[name]
-        while sha and sha not in held and sha in first:
-            chain.append(sha)
-            held.add(sha)
-            sha = first[sha]
-        lines.append(_Line(name, chain, sha if sha in held else None))
-    return Lines(lines, branches)
-
-
-def _name_rev(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -> dict[str, tuple[str, int]]:
-    """sha -> (branch, steps) from name-rev, for public commits off every first-parent line
-    (inside merged side branches): the length of the name's path counts the steps."""
-    if not shas:
-        return {}
-    out = run_git(["name-rev", f"--refs={pattern}", "--annotate-stdin"], repo=repo.disk_path,
-                  input="".join(s + "\n" for s in shas).encode()).stdout.decode("utf-8", "surrogateescape")
-    found = {}
-    for line in out.splitlines():
-        match = _NAME_REV.match(line)
-        if not match:
-            continue
-        name = match[2].removeprefix("heads/")
-        branch = re.split(r"[~^]", name, maxsplit=1)[0]
-        steps = 0
-        for op, number in re.findall(r"([~^])(\d*)", name[len(branch):]):
-            steps += int(number or 1) if op == "~" else 1
-        found[match[1]] = (branch, steps)
-    return found
-
-
 def _target_branch(head: Head, branches: dict[str, str]) -> str | None:
     match = NAMELESS.match(head.ref)
     return match[2] if match and match[2] in branches else None
@@ -289,7 +192,7 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
                 on_branch.add(sha)
         off = sorted(sha for sha in bases if sha not in lines.where)
         if off:
-            on_branch |= set(_name_rev(repo, off, f"refs/heads/{branch}"))
+            on_branch |= set(name_rev(repo, off, f"refs/heads/{branch}"))
         heads = [h for h in heads if _target_branch(h, refs.branches) == branch
                  or any(p in on_branch for sha in stacks[h.sha] for p in drafts[sha].parents if p in bases)]
 
@@ -320,7 +223,7 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
     public_shown = used_bases | set(refs.branches.values())
     described = _describe(repo, sorted(shown | public_shown))
     placed = {}
-    for sha, (name, steps) in _name_rev(repo, sorted(used_bases - set(lines.where))).items():
+    for sha, (name, steps) in name_rev(repo, sorted(used_bases - set(lines.where))).items():
         at = lines.place(name, steps)
         if at is not None:
             placed[sha] = at
@@ -335,7 +238,7 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
                                c.subject, c.author, c.when, owner=owner_of.get(sha, ""), labels=head_labels,
                                url=url)
     tips = set(refs.branches.values())
-    for sha, edges in _public_edges(public_shown, lines, placed).items():
+    for sha, edges in public_edges(public_shown, lines, placed).items():
         c = described.get(sha) or bases[sha]
         nodes[sha] = GraphNode(sha, edges, "tip" if sha in tips else "base", c.subject, c.author, c.when,
                                labels=tuple(branch_labels.get(sha, ())), url=base_url + sha)
@@ -352,42 +255,6 @@ def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
     out = run_git(["log", "--no-walk=unsorted", f"--format={FORMAT}", "--abbrev=4", "--stdin"], repo=repo.disk_path,
                   input="".join(s + "\n" for s in shas).encode()).stdout
     return parse_log(out)[0]
-
-
-def _public_edges(shas: set[str], lines: Lines, placed: dict[str, tuple[int, int]]
-                  ) -> dict[str, tuple[tuple[str, int], ...]]:
-    """Each shown public commit joined to the next one below it on its line (across the place
-    where the line meets an earlier one), with the number of commits skipped in between."""
-    on_line: dict[int, list[tuple[int, str]]] = {}
-    for sha in shas:
-        at = placed.get(sha) or lines.where.get(sha)
-        if at is not None:
-            on_line.setdefault(at[0], []).append((at[1], sha))
-    for row in on_line.values():
-        row.sort()
-
-    def below(line: int, pos: int) -> tuple[str, int] | None:
-        row = on_line.get(line, [])
-        i = bisect.bisect_right(row, (pos, "\uffff"))
-        if i < len(row):
-            return row[i][1], row[i][0] - pos - 1
-        join = lines.lines[line].join
-        if join is None:
-            return None
-        here = len(lines.lines[line].chain) - pos - 1
-        line2, pos2 = lines.where[join]
-        if join in shas:
-            return join, here
-        rest = below(line2, pos2)
-        return (rest[0], here + 1 + rest[1]) if rest else None
-
-    edges: dict[str, tuple[tuple[str, int], ...]] = {sha: () for sha in shas}
-    for line, row in on_line.items():
-        for pos, sha in row:
-            nxt = below(line, pos)
-            if nxt is not None and nxt[0] != sha:
-                edges[sha] = ((nxt[0], max(nxt[1], 0)),)
-    return edges
 
 
 def _proposal_urls(repo: Repository, heads: list[Head]) -> dict[str, str]:
