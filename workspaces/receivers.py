@@ -11,26 +11,22 @@ from workspaces.models import Workspace
 
 @receiver(push_recorded)
 def after_push(sender, push_id: int, repository_id: int, **_kwargs) -> None:
-    """Index a workspace push by patch-id; clean up after a branch moved (workspaces.cleanup)."""
+    """After a push: its users' Workspace rows (last push); then a task indexes a workspace
+    push by patch-id, and one cleans up after a branch moved (workspaces.cleanup). The ref
+    updates are read once, here, on the push's way out."""
     from workspaces import tasks
 
+    push = Push.objects.filter(pk=push_id).values_list("created_at", flat=True).first()
+    if push is None:
+        return
     updates = list(RefUpdate.objects.filter(push_id=push_id).values_list("ref", "new"))
-    if any(ref.startswith("refs/users/") for ref, _new in updates):
+    names = {ref.split("/", 3)[2] for ref, _new in updates if ref.startswith("refs/users/")}
+    for user in User.objects.filter(username__in=names):
+        Workspace.objects.update_or_create(repository_id=repository_id, user=user, defaults={"last_push_at": push})
+    if names:
         tasks.index_workspace_push.delay(push_id)
     if any(ref.startswith("refs/heads/") and set(new) != {"0"} for ref, new in updates):
         tasks.cleanup_after_push.delay(push_id)
-
-
-@receiver(push_recorded)
-def note_workspace_pushes(sender, push_id: int, repository_id: int, **_kwargs) -> None:
-    push = Push.objects.filter(pk=push_id).prefetch_related("ref_updates").first()
-    if push is None or not push.touches_workspace:
-        return
-    names = {u.ref.split("/", 3)[2] for u in push.ref_updates.all() if u.ref.startswith("refs/users/")}
-    for user in User.objects.filter(username__in=names):
-        Workspace.objects.update_or_create(
-            repository_id=repository_id, user=user, defaults={"last_push_at": push.created_at}
-        )
 
 
 @receiver(repository_deleted)
