@@ -190,6 +190,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "bundles.tasks.schedule_bundle_builds",
         "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
     },
+    "schedule-mirror-syncs": {
+        "task": "repos.tasks.schedule_mirror_syncs",
+        "schedule": timedelta(seconds=env_int("MIRROR_SCHEDULE_SECONDS", 60, minimum=5)),
+    },
 }
 
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
@@ -197,6 +201,28 @@ MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24,
 MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
 # Pushes between maintenance runs: each push adds a pack; git's own gc.autoPackLimit is 50.
 MAINTENANCE_PUSH_THRESHOLD = env_int("MAINTENANCE_PUSH_THRESHOLD", 50, minimum=1)
+
+# A repack with a fresh delta search (`repack -a -d -f`) after an import, after a mirror sync that
+# brought at least REPACK_FRESH_AFTER_OBJECTS objects, and in maintenance when the share of
+# deltas fell below REPACK_FRESH_DRIFT of what the last fresh repack left (repos.maintenance).
+# Window and depth come from bench/packing.py (see docs/importing.md).
+REPACK_WINDOW = env_int("REPACK_WINDOW", 50, minimum=1, maximum=1000)
+REPACK_DEPTH = env_int("REPACK_DEPTH", 50, minimum=1, maximum=4095)
+REPACK_FRESH_AFTER_OBJECTS = env_int("REPACK_FRESH_AFTER_OBJECTS", 10000, minimum=1)
+REPACK_FRESH_DRIFT = env_int("REPACK_FRESH_DRIFT_PERCENT", 60, minimum=1, maximum=100) / 100
+
+# --- imports and mirrors ----------------------------------------------------------------------
+# Imports requested on the web or through the API (repos.importing): caps, and whether sources
+# on private, loopback or link-local addresses may be fetched (off: the SSRF guard webhooks use).
+IMPORT_MAX_SIZE = env_int("IMPORT_MAX_SIZE_MB", 4096, minimum=1) * 1024 * 1024
+IMPORT_MAX_REFS = env_int("IMPORT_MAX_REFS", 200000, minimum=1)
+IMPORT_ALLOW_PRIVATE_SOURCES = env_bool("IMPORT_ALLOW_PRIVATE_SOURCES", False)
+# Pull mirrors (repos.mirrors): the default interval of a new mirror, the shortest one a
+# repository may choose, and the longest wait after repeated failures (doubling each time).
+MIRROR_INTERVAL_MINUTES = env_int("MIRROR_INTERVAL_MINUTES", 60, minimum=1)
+MIRROR_MIN_INTERVAL_MINUTES = env_int("MIRROR_MIN_INTERVAL_MINUTES", 5, minimum=1)
+MIRROR_MAX_BACKOFF = timedelta(hours=env_int("MIRROR_MAX_BACKOFF_HOURS", 24, minimum=1))
+MIRROR_STALE_CLAIM = timedelta(hours=2)
 
 # --- bundles --------------------------------------------------------------------------------
 BUNDLE_STORAGE_URL = env_str("BUNDLE_STORAGE_URL", f"file://{VAR_DIR / 'bundles'}")

@@ -17,11 +17,15 @@ RESERVED_NAMES = frozenset(
     {
         "-", "about", "account", "accounts", "admin", "api", "assets", "bundles", "dashboard",
         "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "info", "login",
-        "logout", "media", "moderation", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
+        "logout", "media", "mirror", "moderation", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
         "repos", "robots.txt", "root", "search", "settings", "signup", "site", "static",
         "staff", "system", "user", "users", "www", ".well-known", "head", "none", "null",
     }
 )
+
+# Where `repo create --import --refs all` keeps the source's other namespaces (refs/pull/...):
+# never advertised, never pushable; admins remove them on the web or through the API.
+IMPORTED_REFS = "refs/imported/"
 
 USERNAME_MAX = 39
 REPO_NAME_MAX = 100

@@ -23,7 +23,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import advertisement, extensions, pktline, pushes, transfers
+from repos import advertisement, extensions, objectcheck, pktline, pushes, transfers
 from repos.git import popen_git
 from repos.gitstream import CHUNK, NO_CACHE_HEADERS, Feeder, GitProcessResponse
 from repos.models import Repository, Role
@@ -256,6 +256,9 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
                                    refs=refs, client=client)
+    if service == "receive-pack":
+        # Every fsck message id at the severity the object checks give it (repos.objectcheck).
+        config = [*objectcheck.git_config("receive", objectcheck.repository_overrides(repo)), *config]
     if service == "upload-pack":
         def on_exit(_returncode: int, sent: int) -> None:
             # The origin's share of clone and fetch traffic, for the offload figure.

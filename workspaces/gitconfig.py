@@ -3,6 +3,7 @@ hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.rea
 
 from __future__ import annotations
 
+from repos.names import IMPORTED_REFS
 from workspaces import browse, selectors
 
 
@@ -42,7 +43,7 @@ def _hidden_workspaces(repo, user, role: str) -> list[str]:
 
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
     if service == "upload-pack":
-        return [("uploadpack.hideRefs", value) for value in (ARCHIVE, TAKEDOWN,
+        return [("uploadpack.hideRefs", value) for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS,
                                                              *_hidden_workspaces(repo, user, role))]
     if service != "receive-pack" or user is None:
         return []
@@ -71,10 +72,11 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
             # The push itself: git refuses updates to other users' workspaces as hidden refs,
             # and the pre-receive policy explains every other refusal.
             pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}"),
-                      ("receive.hideRefs", ARCHIVE), ("receive.hideRefs", TAKEDOWN)]
+                      ("receive.hideRefs", ARCHIVE), ("receive.hideRefs", TAKEDOWN),
+                      ("receive.hideRefs", IMPORTED_REFS)]
     else:
         # Maintainers see every workspace but hidden and taken-down ones (admins see those).
-        pairs += [("receive.hideRefs", value) for value in (ARCHIVE, TAKEDOWN,
+        pairs += [("receive.hideRefs", value) for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS,
                                                             *_hidden_workspaces(repo, user, role))]
     return pairs
 

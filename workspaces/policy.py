@@ -10,6 +10,9 @@ ZERO_OID = "0" * 40
 WRITE_ROLES = ("maintainer", "admin")
 READ_ROLES = ("reader", "maintainer", "admin")
 MAX_REF_BYTES = 255
+# The platform's own namespaces: cleanup's archive and moderation's legal hold. No push touches
+# them, an admin's deletion included.
+INTERNAL = ("refs/archive/", "refs/takedown/")
 
 # Plain classes and environment variables, not dataclasses and JSON: the hook imports this
 # module on every push, and those imports alone cost it tens of milliseconds (measured in
@@ -17,10 +20,11 @@ MAX_REF_BYTES = 255
 
 
 class Rules:
-    __slots__ = ("banned", "default_branch", "frozen", "maintainers_edit_workspaces", "protected", "ref_limit")
+    __slots__ = ("banned", "default_branch", "frozen", "maintainers_edit_workspaces", "mirror", "protected",
+                 "ref_limit")
 
     def __init__(self, default_branch="main", protected=None, maintainers_edit_workspaces=True,
-                 frozen=frozenset(), ref_limit=1000, banned=frozenset()):
+                 frozen=frozenset(), ref_limit=1000, banned=frozenset(), mirror=False):
         self.default_branch = default_branch
         # branch -> whether an admin allowed force-pushes to it
         self.protected = dict(protected or {})
@@ -29,6 +33,8 @@ class Rules:
         self.ref_limit = ref_limit
         # users banned from the repository by a moderator: no push at all
         self.banned = frozenset(banned)
+        # a pull mirror: its branches and tags change only through the mirror's syncs
+        self.mirror = bool(mirror)
 
     def __eq__(self, other):
         return isinstance(other, Rules) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
@@ -46,6 +52,7 @@ class Rules:
             "HOSTSITE_FROZEN": ",".join(sorted(self.frozen)),
             "HOSTSITE_WORKSPACE_REF_LIMIT": str(self.ref_limit),
             "HOSTSITE_BANNED": ",".join(sorted(self.banned)),
+            "HOSTSITE_MIRROR": "1" if self.mirror else "0",
         }
 
     @classmethod
@@ -66,6 +73,7 @@ class Rules:
             frozen=frozenset(u for u in (env.get("HOSTSITE_FROZEN") or "").split(",") if u),
             ref_limit=limit,
             banned=frozenset(u for u in (env.get("HOSTSITE_BANNED") or "").split(",") if u),
+            mirror=env.get("HOSTSITE_MIRROR") == "1",
         )
 
 
@@ -123,6 +131,10 @@ def decide(
     if ref.startswith(("refs/heads/", "refs/tags/")):
         kind, name = ("branch", ref[len("refs/heads/"):]) if ref.startswith("refs/heads/") else \
             ("tag", ref[len("refs/tags/"):])
+        if rules.mirror:
+            return (f"this repository mirrors an upstream: its branches and tags change only through the "
+                    f"mirror, so {ref} was not updated. Push your work to your workspace instead: "
+                    f"{_workspace_hint(pusher, name)}")
         if role not in WRITE_ROLES:
             return (f"you need write access to push to {ref}; push to your workspace instead: "
                     f"{_workspace_hint(pusher, name)} or git push origin HEAD:refs/for/{default}")
@@ -151,6 +163,8 @@ def decide(
             return None
         return (f"{ref} is in {owner}'s workspace; push to yours instead: {_workspace_hint(pusher, rest)}")
 
+    if role == "admin" and update.is_delete and not ref.startswith(INTERNAL):
+        return None  # admins may remove any other ref (refs/pull/..., refs/remotes/... of an import)
     return (f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
             f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from repos.models import Repository, Role
+from repos.models import Mirror, Repository, Role
 from repos.selectors import role_for
 from workspaces.models import ProtectedBranch, RepositoryBan, Workspace, WorkspaceSettings, WorkspaceState
 from workspaces.policy import Rules
@@ -29,6 +29,7 @@ def rules_for(repo: Repository) -> Rules:
         ),
         ref_limit=ws.ref_limit or settings.WORKSPACE_REF_LIMIT,
         banned=frozenset(RepositoryBan.objects.filter(repository=repo).values_list("user__username", flat=True)),
+        mirror=Mirror.objects.filter(repository=repo, enabled=True).exists(),
     )
 
 

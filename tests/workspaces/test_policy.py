@@ -32,6 +32,9 @@ REF_CLASSES = {
     "other's workspace": "refs/users/bob/work",
     "nameless": "refs/for/main",
     "other namespace": "refs/notes/commits",
+    "imported namespace": "refs/imported/pull/1/head",
+    "legal hold": "refs/takedown/bob/work",
+    "cleanup archive": "refs/archive/bob/7",
     "bare workspace prefix": "refs/users/alice",
 }
 
@@ -52,6 +55,8 @@ def expected(role: str, ref_class: str, op: str) -> bool:
         return write  # maintainers may edit workspaces by default; admins always
     if ref_class == "nameless":
         return op != "delete"
+    if ref_class in ("other namespace", "imported namespace"):
+        return role == "admin" and op == "delete"  # admins remove what an import brought
     return False
 
 
@@ -121,3 +126,26 @@ def test_rules_round_trip_through_the_environment():
     assert Rules.from_env(rules.to_env()) == rules
     assert Rules.from_env(RULES.to_env()) == RULES
     assert Rules.from_env({}) == Rules()
+
+
+MIRROR = Rules(default_branch="main", mirror=True)
+
+
+@pytest.mark.parametrize("role", ["reader", "maintainer", "admin"])
+@pytest.mark.parametrize("op", list(OPS))
+def test_a_mirror_s_canonical_refs_change_only_through_the_mirror(role, op):
+    for ref in ("refs/heads/main", "refs/heads/feature", "refs/tags/v1"):
+        reason = run(role, ref, op, rules=MIRROR)
+        assert reason is not None and "mirrors an upstream" in reason, (role, ref, op, reason)
+        assert "git push origin HEAD:refs/users/alice/" in reason
+    # Workspaces stay open: that is how a project tries hostsite without moving.
+    assert run(role, "refs/users/alice/work", op, rules=MIRROR) is None
+    assert run(role, "refs/for/main", "create", rules=MIRROR) is None
+    assert Rules.from_env(MIRROR.to_env()) == MIRROR
+
+
+def test_admins_never_remove_the_platform_s_own_refs():
+    for ref in ("refs/takedown/bob/work", "refs/archive/bob/7"):
+        assert "not a ref you can push to" in run("admin", ref, "delete")
+    assert run("admin", "refs/pull/12/head", "delete") is None
+    assert run("admin", "refs/pull/12/head", "update") is not None  # removing only, never writing

@@ -99,6 +99,10 @@ class Repository(models.Model):
     pushes_since_maintenance = models.PositiveIntegerField(default=0)
     maintenance_claimed_at = models.DateTimeField(null=True, blank=True)
     last_maintained_at = models.DateTimeField(null=True, blank=True)
+    # The last repack with a fresh delta search (repos.maintenance), and the share of trees and
+    # blobs stored as deltas right after it: the yardstick for "the pack drifted from fresh".
+    fresh_packed_at = models.DateTimeField(null=True, blank=True)
+    fresh_delta_ratio = models.FloatField(null=True, blank=True)
     # Soft delete (issue 8): set, the repository answers 404 to everyone but staff until the
     # purge task removes it REPOSITORY_DELETE_RETENTION_DAYS later (repos.lifecycle).
     deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -196,6 +200,9 @@ class RefUpdate(models.Model):
     ref = models.CharField(max_length=255)
     old = models.CharField(max_length=64)
     new = models.CharField(max_length=64)
+    # The old tip is not an ancestor of the new one: history was rewritten (a force push, or a
+    # mirrored upstream that rewrote a branch). Never silent in the pushlog.
+    forced = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]

@@ -1,0 +1,217 @@
+"""Fetching objects into a hosted repository from elsewhere: imports and mirror syncs.
+
+One `git fetch` under the object checks (repos.objectcheck), against a source the SSRF guard
+checked and pinned (repos.netguard). While git runs, its progress (objects received, deltas
+resolved) is read from stderr and handed to the caller, who can cancel; a size cap and a
+deadline stop it too. Ref updates are one transaction (`--atomic`): a failed fetch moves no ref.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from repos import objectcheck
+from repos.errors import ImportFailed
+from repos.git import GitError, popen_git, run_git
+from repos.netguard import Source
+
+POLL_SECONDS = 0.25
+_UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+# "Receiving objects:  45% (123/456), 1.20 MiB | 2.00 MiB/s", "Resolving deltas: 100% (9/9), done."
+_PERCENT = re.compile(r"^(?:remote: )?([A-Za-z][A-Za-z ]*?):\s+(\d+)% \((\d+)/(\d+)\)(?:, ([\d.]+) (bytes|KiB|MiB|GiB))?")
+# "remote: Enumerating objects: 5, done."
+_COUNT = re.compile(r"^(?:remote: )?([A-Za-z][A-Za-z ]*?):\s+(\d+)(?:, done\.)?\s*$")
+
+
+class FetchFailed(ImportFailed):
+    code = "fetch_failed"
+
+
+class FetchCancelled(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Progress:
+    phase: str = ""
+    percent: int | None = None
+    done: int = 0
+    total: int = 0
+    bytes: int = 0
+
+
+def parse_progress(line: str, previous: Progress) -> Progress | None:
+    match = _PERCENT.match(line.strip())
+    if match:
+        received = previous.bytes
+        if match[5]:
+            received = int(float(match[5]) * _UNITS[match[6]])
+        return Progress(match[1], int(match[2]), int(match[3]), int(match[4]), received)
+    match = _COUNT.match(line.strip())
+    if match:
+        return Progress(match[1], None, int(match[2]), 0, previous.bytes)
+    return None
+
+
+@dataclass(frozen=True)
+class RemoteRefs:
+    refs: dict[str, str]  # ref name -> object id, peeled `^{}` lines left out
+    head: str | None  # the branch the source's HEAD points at
+
+
+def list_remote(source: Source, *, timeout: float = 300) -> RemoteRefs:
+    try:
+        out = run_git([*source.git_args(), "ls-remote", "--symref", source.url], env=source.git_env(),
+                      timeout=timeout).stdout
+    except GitError as exc:
+        raise FetchFailed(f"Cannot list the refs of {source.display_url}: {_reason(exc.stderr)}") from None
+    refs: dict[str, str] = {}
+    head = None
+    for raw in out.split(b"\n"):
+        line = raw.decode("utf-8", "surrogateescape")
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            head = line[len("ref: refs/heads/") : -len("\tHEAD")]
+            continue
+        oid, _, ref = line.partition("\t")
+        if ref and not ref.endswith("^{}") and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", oid):
+            refs[ref] = oid
+    return RemoteRefs(refs, head)
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    messages: list[objectcheck.FsckMessage]  # what the object checks reported (accepted ones)
+    stderr: str
+
+
+def fetch(
+    path: Path,
+    source: Source,
+    refspecs: list[str],
+    *,
+    overrides: dict[str, str] | None = None,
+    prune: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+    echo: bool = False,
+) -> FetchResult:
+    """Fetch `refspecs` from `source` into the repository at `path`.
+
+    Raises FetchFailed (with the reason, and for a refused object the rule and what to do),
+    FetchCancelled when should_cancel() turns true, and leaves the refs as they were in both."""
+    args = [*source.git_args()]
+    for key, value in objectcheck.git_config("fetch", overrides):
+        args += ["-c", f"{key}={value}"]
+    args += ["fetch", "--progress", "--atomic", "--no-write-fetch-head", "--no-tags", "--no-auto-gc"]
+    if prune:
+        args.append("--prune")
+    args += [source.url, *refspecs]
+    proc = popen_git(args, repo=path, env=source.git_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    reader = _StderrReader(proc, echo=echo)
+    reader.start()
+    deadline = time.monotonic() + (timeout or settings.GIT_IMPORT_TIMEOUT)
+    reported = None
+    try:
+        while proc.poll() is None:
+            reader.wait(POLL_SECONDS)
+            progress = reader.progress
+            if on_progress is not None and progress != reported:
+                reported = progress
+                on_progress(progress)
+            if should_cancel is not None and should_cancel():
+                raise FetchCancelled
+            if max_bytes is not None and max(progress.bytes, _incoming_bytes(path)) > max_bytes:
+                raise FetchFailed(f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an "
+                                  f"import may bring.")
+            if time.monotonic() > deadline:
+                raise FetchFailed(f"Fetching from {source.display_url} took longer than "
+                                  f"{int(timeout or settings.GIT_IMPORT_TIMEOUT)} s.")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        reader.join(timeout=30)
+    stderr = reader.text()
+    messages = objectcheck.parse(stderr)
+    if proc.returncode != 0:
+        refused = [m for m in messages if m.refused]
+        if refused:
+            first = refused[0]
+            raise FetchFailed(f"{source.display_url} has an object the checks refuse: {first.msg_id}: {first.text} "
+                              f"({len(refused)} in all). {objectcheck.explain(first)}")
+        raise FetchFailed(f"Fetching from {source.display_url} failed: {_reason(stderr)}")
+    if on_progress is not None and reader.progress != reported:
+        on_progress(reader.progress)
+    return FetchResult([m for m in messages if not m.refused], stderr)
+
+
+class _StderrReader(threading.Thread):
+    """Reads git's stderr as it comes (progress is \\r-separated) without blocking the caller."""
+
+    def __init__(self, proc: subprocess.Popen, *, echo: bool):
+        super().__init__(daemon=True, name=f"git-stderr-{proc.pid}")
+        self._proc = proc
+        self._echo = echo
+        self._chunks: list[bytes] = []
+        self._partial = ""
+        self._event = threading.Event()
+        self.progress = Progress()
+
+    def run(self) -> None:
+        stream = self._proc.stderr
+        while True:
+            chunk = stream.read1(65536)
+            if not chunk:
+                break
+            if self._echo:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+            self._chunks.append(chunk)
+            text = self._partial + chunk.decode("utf-8", "replace")
+            *lines, self._partial = re.split(r"[\r\n]", text)
+            for line in lines:
+                progress = parse_progress(line, self.progress)
+                if progress is not None:
+                    self.progress = progress
+            self._event.set()
+        stream.close()
+        self._event.set()
+
+    def wait(self, seconds: float) -> None:
+        self._event.wait(seconds)
+        self._event.clear()
+
+    def text(self) -> str:
+        return b"".join(self._chunks).decode("utf-8", "replace")
+
+
+def _incoming_bytes(path: Path) -> int:
+    """What the running fetch has written so far (its temporary pack grows as objects arrive)."""
+    total = 0
+    pack_dir = Path(path) / "objects" / "pack"
+    try:
+        for entry in pack_dir.iterdir():
+            if entry.name.startswith("tmp_"):
+                total += entry.stat().st_size
+    except OSError:
+        return 0
+    return total
+
+
+def _reason(stderr: str) -> str:
+    """git's own explanation: its error lines, without progress meters or hints."""
+    lines = [line.strip() for line in re.split(r"[\r\n]", stderr or "") if line.strip()]
+    useful = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines[-3:]
+    text = " ".join(useful)[-600:]
+    return text or "git gave no reason"

@@ -1,0 +1,48 @@
+"""The repos app's models: accounts, repositories and pushes (core), imports and mirrors
+(sources), and what the object checks found (objects)."""
+
+from repos.models.core import (
+    AccessToken,
+    DailyTransfer,
+    DeliveryStatus,
+    HostsiteUserManager,
+    Membership,
+    Push,
+    PushCommit,
+    RefUpdate,
+    Repository,
+    RepositoryRedirect,
+    Role,
+    TokenScope,
+    User,
+    Visibility,
+    Webhook,
+    WebhookDelivery,
+)
+from repos.models.objects import LegacyObject, ObjectCheckOverride
+from repos.models.sources import ImportState, Mirror, RefsMode, RepositoryImport
+
+__all__ = [
+    "AccessToken",
+    "DailyTransfer",
+    "DeliveryStatus",
+    "HostsiteUserManager",
+    "ImportState",
+    "LegacyObject",
+    "Membership",
+    "Mirror",
+    "ObjectCheckOverride",
+    "Push",
+    "PushCommit",
+    "RefUpdate",
+    "RefsMode",
+    "Repository",
+    "RepositoryImport",
+    "RepositoryRedirect",
+    "Role",
+    "TokenScope",
+    "User",
+    "Visibility",
+    "Webhook",
+    "WebhookDelivery",
+]
