@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 RESERVED_NAMES = frozenset(
     {
         "-", "about", "account", "accounts", "admin", "api", "assets", "bundles", "dashboard",
-        "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "info", "login",
+        "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "imports", "info", "login",
         "logout", "media", "mirror", "moderation", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
         "repos", "robots.txt", "root", "search", "settings", "signup", "site", "static",
         "staff", "system", "user", "users", "www", ".well-known", "head", "none", "null",

@@ -1,7 +1,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from repos.views import accounts, browse, git_http, lifecycle, pushlog, repositories
+from repos.views import (
+    accounts,
+    browse,
+    git_http,
+    imports,
+    lifecycle,
+    mirrors,
+    objectchecks,
+    pushlog,
+    refs,
+    repositories,
+)
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
 _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
@@ -16,6 +27,8 @@ urlpatterns = [
     path("settings/profile", accounts.profile_settings, name="profile-settings"),
     path("settings/tokens", accounts.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),
+    # Top-level pages of imports (reserved names), before `<owner>/<name>` could take them.
+    *imports.top_urlpatterns,
     path("<str:username>", accounts.profile, name="profile"),
     re_path(_REPO + r"/info/refs$", git_http.info_refs, name="git-info-refs"),
     re_path(_REPO + r"/(?P<service>git-upload-pack|git-receive-pack)$", git_http.service_rpc, name="git-rpc"),
@@ -46,4 +59,9 @@ urlpatterns = [
         repositories.repository_member_remove,
         name="repository-member-remove",
     ),
+    # Imports, mirrors, refs and object checks of one repository (each module lists its own).
+    *imports.urlpatterns,
+    *mirrors.urlpatterns,
+    *refs.urlpatterns,
+    *objectchecks.urlpatterns,
 ]

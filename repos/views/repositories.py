@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from repos import browse, lifecycle, selectors, services, webhooks
+from repos import browse, lifecycle, selectors, services, sources, webhooks
 from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
@@ -71,6 +71,7 @@ def repository(request, owner: str, name: str):
             "is_admin": selectors.can_admin(request.user, repo),
             "role": selectors.role_for(request.user, repo),
             "purge_after": lifecycle.purge_after(repo) if repo.deleted_at else None,
+            **sources.repository_page_context(request.user, repo),
             **code,
         },
     )
