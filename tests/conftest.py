@@ -69,6 +69,10 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             # Webhook tests run a receiver on loopback and watch retries happen quickly.
             "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
             "WEBHOOK_RETRY_BASE_SECONDS": "1",
+            # Import and mirror tests fetch from the live server on loopback; the SSRF guard
+            # itself is tested in-process with the setting off.
+            "IMPORT_ALLOW_PRIVATE_SOURCES": "1",
+            "MIRROR_MIN_INTERVAL_MINUTES": "1",
         }
     )
     return env
