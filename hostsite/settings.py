@@ -203,13 +203,13 @@ MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
 MAINTENANCE_PUSH_THRESHOLD = env_int("MAINTENANCE_PUSH_THRESHOLD", 50, minimum=1)
 
 # A repack with a fresh delta search (`repack -a -d -f`) after an import, after a mirror sync that
-# brought at least REPACK_FRESH_AFTER_OBJECTS objects, and in maintenance when the share of
-# deltas fell below REPACK_FRESH_DRIFT of what the last fresh repack left (repos.maintenance).
-# Window and depth come from bench/packing.py (see docs/importing.md).
+# brought at least REPACK_FRESH_AFTER_OBJECTS objects, and in maintenance when the pack's bytes
+# per object grew past REPACK_FRESH_GROWTH_PERCENT of what the last fresh repack left
+# (repos.maintenance). Window and depth come from bench/packing.py (docs/packing.md).
 REPACK_WINDOW = env_int("REPACK_WINDOW", 50, minimum=1, maximum=1000)
 REPACK_DEPTH = env_int("REPACK_DEPTH", 50, minimum=1, maximum=4095)
 REPACK_FRESH_AFTER_OBJECTS = env_int("REPACK_FRESH_AFTER_OBJECTS", 10000, minimum=1)
-REPACK_FRESH_DRIFT = env_int("REPACK_FRESH_DRIFT_PERCENT", 60, minimum=1, maximum=100) / 100
+REPACK_FRESH_GROWTH = env_int("REPACK_FRESH_GROWTH_PERCENT", 150, minimum=101) / 100
 
 # --- imports and mirrors ----------------------------------------------------------------------
 # Imports requested on the web or through the API (repos.importing): caps, and whether sources

@@ -50,8 +50,11 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
         path = repo.disk_path
         # Not while a merge or a cleanup moves refs (repos.locking); they wait for the repack.
         with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_TIMEOUT):
-            run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
-            run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
+            if needs_fresh_deltas(repo, path):
+                _repack_fresh(repo, path)
+            else:
+                run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
+                run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
     except Exception:
         Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=None)
         raise
@@ -74,31 +77,52 @@ def repositories_due_for_maintenance():
     )
 
 
-def delta_ratio(path) -> float | None:
-    """The share of trees and blobs stored as deltas (None for a repository without any): a
-    pack written without a delta search, as some hosts serve them, has almost none."""
-    out = run_git(["cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(deltabase)"], repo=path,
-                  timeout=settings.GIT_IMPORT_TIMEOUT).stdout
-    total = deltas = 0
-    for line in out.splitlines():
-        kind, _, base = line.partition(b" ")
-        if kind in (b"tree", b"blob"):
-            total += 1
-            deltas += base.strip(b"0") != b""
-    return deltas / total if total else None
+
+def pack_stats(path) -> tuple[int, int]:
+    """(packed objects, pack bytes) from `count-objects -v`: no object is read."""
+    fields = dict(line.split(": ", 1) for line in run_git(["count-objects", "-v"], repo=path).text.splitlines()
+                  if ": " in line)
+    return int(fields.get("in-pack", "0") or 0), int(fields.get("size-pack", "0") or 0) * 1024
+
+
+def bytes_per_object(path) -> float | None:
+    objects, size = pack_stats(path)
+    return size / objects if objects else None
+
+
+def needs_fresh_deltas(repo: Repository, path) -> bool:
+    """A repository that never had a fresh delta search gets one once it holds a real history;
+    after that, when its bytes per object grew past REPACK_FRESH_GROWTH times what the last one
+    left. `repack -a -d` reuses whatever deltas arrived, and keeps objects
+    that arrived without one as they are: a history imported or mirrored from a badly packed
+    source stays large (bench/packing.py: 65 MiB against 8.3 MiB fresh)."""
+    objects, size = pack_stats(path)
+    if not objects:
+        return False
+    if repo.fresh_bytes_per_object is None:
+        return objects >= FRESH_MIN_OBJECTS
+    return size / objects > repo.fresh_bytes_per_object * settings.REPACK_FRESH_GROWTH
+
+
+# Below this, a history is too small for a delta search to matter.
+FRESH_MIN_OBJECTS = 1000
+
+
+def _repack_fresh(repo: Repository, path) -> None:
+    run_git(["repack", "-a", "-d", "-f", "-b", "--cruft", "--quiet", f"--window={settings.REPACK_WINDOW}",
+             f"--depth={settings.REPACK_DEPTH}"], repo=path, timeout=settings.GIT_IMPORT_TIMEOUT)
+    run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path,
+            timeout=settings.GIT_IMPORT_TIMEOUT)
+    Repository.objects.filter(pk=repo.pk).update(
+        fresh_packed_at=timezone.now(), fresh_bytes_per_object=bytes_per_object(path),
+        last_maintained_at=timezone.now(),
+    )
 
 
 def repack_fresh(repo: Repository) -> None:
-    """A full repack with a fresh delta search, for history that arrived packed by someone else
-    (an import, a large mirror sync): `repack -a -d` alone keeps the source's deltas, and a
-    source packed without a delta search stays 2.2x too large on disk and on every clone."""
+    """A full repack with a fresh delta search (window and depth from bench/packing.py), for
+    history that arrived packed by someone else: an import, a large mirror sync."""
     path = repo.disk_path
     with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_IMPORT_TIMEOUT):
-        run_git(["repack", "-a", "-d", "-f", "-b", "--quiet", f"--window={settings.REPACK_WINDOW}",
-                 f"--depth={settings.REPACK_DEPTH}"], repo=path, timeout=settings.GIT_IMPORT_TIMEOUT)
-        run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path,
-                timeout=settings.GIT_IMPORT_TIMEOUT)
-    Repository.objects.filter(pk=repo.pk).update(
-        fresh_packed_at=timezone.now(), fresh_delta_ratio=delta_ratio(path), last_maintained_at=timezone.now()
-    )
+        _repack_fresh(repo, path)
 

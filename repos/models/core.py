@@ -99,10 +99,10 @@ class Repository(models.Model):
     pushes_since_maintenance = models.PositiveIntegerField(default=0)
     maintenance_claimed_at = models.DateTimeField(null=True, blank=True)
     last_maintained_at = models.DateTimeField(null=True, blank=True)
-    # The last repack with a fresh delta search (repos.maintenance), and the share of trees and
-    # blobs stored as deltas right after it: the yardstick for "the pack drifted from fresh".
+    # The last repack with a fresh delta search (repos.maintenance), and the pack's bytes per
+    # object right after it: the yardstick for "the pack drifted far from fresh".
     fresh_packed_at = models.DateTimeField(null=True, blank=True)
-    fresh_delta_ratio = models.FloatField(null=True, blank=True)
+    fresh_bytes_per_object = models.FloatField(null=True, blank=True)
     # Soft delete (issue 8): set, the repository answers 404 to everyone but staff until the
     # purge task removes it REPOSITORY_DELETE_RETENTION_DAYS later (repos.lifecycle).
     deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
