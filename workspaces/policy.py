@@ -165,6 +165,11 @@ def decide(
 
     if role == "admin" and update.is_delete and not ref.startswith(INTERNAL):
         return None  # admins may remove any other ref (refs/pull/..., refs/remotes/... of an import)
+    if update.is_delete:
+        # A deletion gets a reason about deleting, not a hint about where to push.
+        if ref.startswith(INTERNAL):
+            return f"{ref} is not a ref you can push to: it belongs to the platform and nobody deletes it"
+        return f"{ref} is not a ref you can push to: only the repository's admins may delete it"
     return (f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
             f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}")
 

@@ -149,6 +149,12 @@ def main() -> int:
         for line in extra:
             write_pkt(stdout, line)
         note_target(ref, status, extra)
+        refname = next((line[len("option refname "):] for line in extra if line.startswith("option refname ")), "")
+        if status.startswith("ok ") and refname:
+            # Only report-status-v2 carries `option refname`, and libgit2 and dulwich speak v1:
+            # their users learn the name from this `remote:` line (tests/repos/test_other_clients.py).
+            sys.stderr.write(f"hostsite: {ref} landed in {refname}\n")
+            sys.stderr.flush()
     stdout.write(b"0000")
     stdout.flush()
     return 0
