@@ -77,11 +77,13 @@ NO_CACHE_HEADERS = {
 
 class GitProcessResponse(StreamingHttpResponse):
     """Streams git's stdout; close() always reaps git, and kills it first if it still runs
-    (the client went away). `on_exit(returncode, bytes_sent)` runs once git is gone."""
+    (the client went away). `on_exit(returncode, bytes_sent)` runs once git is gone. A `relay`
+    (repos.sideband.FsckRelay) sees every chunk on its way out and may add to it."""
 
     def __init__(self, proc, *, content_type: str, prefix: bytes = b"", feeder=None, on_exit=None,
-                 stderr_file=None, finish_when_abandoned: bool = False):
+                 stderr_file=None, finish_when_abandoned: bool = False, relay=None):
         self._proc = proc
+        self._relay = relay
         self._feeder = feeder
         self._on_exit = on_exit
         self._stderr_file = stderr_file
@@ -97,12 +99,20 @@ class GitProcessResponse(StreamingHttpResponse):
         if prefix:
             yield prefix
         read = self._proc.stdout.read1
+        relay = self._relay
         while True:
             chunk = read(OUT_CHUNK)
             if not chunk:
                 break
+            if relay is not None:
+                chunk = relay.feed(chunk)
+                if not chunk:
+                    continue  # the start of a packet, held until the rest arrives
             self.bytes_sent += len(chunk)
             yield chunk
+        if relay is not None and (tail := relay.finish()):
+            self.bytes_sent += len(tail)
+            yield tail
         self._finish(abandoned=False)
 
     def close(self):
@@ -122,7 +132,7 @@ class GitProcessResponse(StreamingHttpResponse):
                     # If the whole push arrived, let receive-pack finish, so the refs it updates
                     # and the record of them (post-receive) cannot part ways. Its output goes
                     # nowhere, but must still be read or it would block.
-                    drain = threading.Thread(target=_drain, args=(proc.stdout,), daemon=True)
+                    drain = threading.Thread(target=_drain, args=(proc.stdout, self._relay), daemon=True)
                     drain.start()
                     if not self._body_complete():
                         _kill(proc)
@@ -156,10 +166,12 @@ class GitProcessResponse(StreamingHttpResponse):
         return feeder.error is None
 
 
-def _drain(pipe) -> None:
+def _drain(pipe, relay=None) -> None:
+    # Through the relay still, so the fsck messages of a push that completes are all read.
     try:
-        while pipe.read(CHUNK):
-            pass
+        while chunk := pipe.read(CHUNK):
+            if relay is not None:
+                relay.feed(chunk)
     except (OSError, ValueError):
         pass
 

@@ -96,8 +96,9 @@ CHECKS: tuple[Check, ...] = (
     _a("gitmodulesParse", ".gitmodules that git cannot parse is ignored by clients; the security "
                           "checks refuse any .gitmodules that parses to something dangerous"),
     _a("gitignoreSymlink", "clients never follow a symlinked .gitignore (git 2.32+), and what it "
-                           "would read only decides which files are ignored"),
-    _a("mailmapSymlink", "clients never follow a symlinked .mailmap (git 2.32+); it only maps names"),
+                           "would read only decides which files are ignored", since=(2, 32, 0)),
+    _a("mailmapSymlink", "clients never follow a symlinked .mailmap (git 2.32+); it only maps names",
+       since=(2, 32, 0)),
     # Refused: paths that hurt a checkout.
     _r("hasDot", _PATH),
     _r("hasDotdot", _PATH),
@@ -118,12 +119,13 @@ CHECKS: tuple[Check, ...] = (
     _r("gitmodulesSymlink", _MODULES),
     _r("gitmodulesUpdate", _MODULES),
     _r("gitmodulesUrl", _MODULES),
-    _r("gitattributesBlob", _ATTRS),
-    _r("gitattributesLarge", _ATTRS),
-    _r("gitattributesLineLength", _ATTRS),
-    _r("gitattributesMissing", _ATTRS),
+    # 2.39.1 (and the 2.30.7+ maintenance releases) added these: an older git knows none of them.
+    _r("gitattributesBlob", _ATTRS, since=(2, 39, 1)),
+    _r("gitattributesLarge", _ATTRS, since=(2, 39, 1)),
+    _r("gitattributesLineLength", _ATTRS, since=(2, 39, 1)),
+    _r("gitattributesMissing", _ATTRS, since=(2, 39, 1)),
     _r("gitattributesSymlink", "a symlinked .gitattributes was followed out of the checkout by git "
-                               "before 2.32; " + _ATTRS),
+                               "before 2.32; " + _ATTRS, since=(2, 32, 0)),
     # Refused: trees clients read inconsistently.
     _r("duplicateEntries", _TREE),
     _r("treeNotSorted", _TREE),
@@ -168,8 +170,12 @@ def severities(overrides: dict[str, str] | None = None) -> dict[str, str]:
     result = {check.msg_id: check.severity for check in known_checks()}
     for msg_id, severity in (overrides or {}).items():
         check = check_for(msg_id)
-        if check is not None and check.msg_id in result and severity in SEVERITIES:
-            result[check.msg_id] = severity
+        if check is None or check.msg_id not in result or severity not in SEVERITIES:
+            continue
+        # git dies on a demoted fatal id ("Cannot demote"): every push would fail.
+        if check.msg_id.lower() in FATAL and severity != "error":
+            continue
+        result[check.msg_id] = severity
     return result
 
 
@@ -198,7 +204,8 @@ def repository_overrides(repo) -> dict[str, str]:
 
 # index-pack and unpack-objects: "warning: object <oid>: zeroPaddedFilemode: contains zero-padded
 # file modes"; "error: ..." for a refusal, then "fatal: fsck error in packed object".
-_MESSAGE = re.compile(r"(warning|error): object ([0-9a-f]{40}|[0-9a-f]{64}): ([A-Za-z]+): (.*)")
+# Ids may hold digits (nullSha1, badTreeSha1).
+_MESSAGE = re.compile(r"(warning|error): object ([0-9a-f]{40}|[0-9a-f]{64}): ([A-Za-z][A-Za-z0-9]*): (.*)")
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,12 @@ admins see, and staff's per-repository overrides (append-only, so the rows are t
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count
 
-from repos import objectcheck
+from repos import objectcheck, selectors
 from repos.errors import Forbidden, InvalidInput
 from repos.git import run_git
 from repos.models import LegacyObject, ObjectCheckOverride, Repository
@@ -51,9 +51,18 @@ class LegacySummary:
 
 
 def legacy_summary(repo: Repository) -> LegacySummary:
-    rows = list(LegacyObject.objects.filter(repository=repo).values_list("oid", "msg_id"))
-    counts = Counter(msg_id for _, msg_id in rows)
-    return LegacySummary(len({oid for oid, _ in rows}), sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    # Counted in the database: the repository page asks on every view by an admin, and an
+    # imported history may carry 100k rows.
+    rows = LegacyObject.objects.filter(repository=repo)
+    counts = rows.values_list("msg_id").annotate(n=Count("id")).order_by()
+    total = rows.values("oid").distinct().count() if counts else 0
+    return LegacySummary(total, sorted(counts, key=lambda kv: (-kv[1], kv[0])))
+
+
+def legacy_examples(repo: Repository, msg_ids, *, per_check: int = 3) -> dict[str, list[str]]:
+    """A few object ids (the first recorded) for each of these message ids."""
+    return {msg_id: list(LegacyObject.objects.filter(repository=repo, msg_id=msg_id).order_by("id")
+                         .values_list("oid", flat=True)[:per_check]) for msg_id in msg_ids}
 
 
 @transaction.atomic
@@ -63,7 +72,7 @@ def override_set(*, repo: Repository, msg_id: str, severity: str, actor, reason:
         raise Forbidden("Only site staff may change the object checks of a repository.")
     check = objectcheck.check_for(msg_id)
     if check is None:
-        raise InvalidInput(f"{msg_id!r} is not an object check.", fields={"msg_id": ["unknown"]})
+        raise InvalidInput(f"{str(msg_id)[:64]!r} is not an object check.", fields={"msg_id": ["unknown"]})
     if check not in objectcheck.known_checks():
         raise InvalidInput(f"The installed git does not know {check.msg_id}.", fields={"msg_id": ["unknown"]})
     severity = (severity or "").strip()
@@ -81,3 +90,31 @@ def override_set(*, repo: Repository, msg_id: str, severity: str, actor, reason:
 
 def overrides_history(repo: Repository):
     return ObjectCheckOverride.objects.filter(repository=repo).select_related("actor").order_by("-id")
+
+
+# --- who sees and changes them ---------------------------------------------------------------
+
+
+def is_staff(user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_staff)
+
+
+def may_view(user, repo: Repository) -> bool:
+    """The repository's admins and site staff see its checks and legacy objects."""
+    return selectors.can_admin(user, repo) or is_staff(user)
+
+
+def checks_in_force(repo: Repository) -> list[dict]:
+    """Every check the installed git knows, with the severity in force for this repository."""
+    in_force = objectcheck.severities(objectcheck.repository_overrides(repo))
+    return [{"msg_id": check.msg_id, "decision": check.decision, "default": check.severity,
+             "severity": in_force[check.msg_id], "overridden": in_force[check.msg_id] != check.severity,
+             "why": check.why} for check in objectcheck.known_checks()]
+
+
+def legacy_report(repo: Repository) -> tuple[LegacySummary, list[dict]]:
+    """The summary, and per check its count and a few example object ids."""
+    summary = legacy_summary(repo)
+    examples = legacy_examples(repo, [msg_id for msg_id, _ in summary.by_check])
+    return summary, [{"msg_id": msg_id, "count": count, "examples": examples[msg_id]}
+                     for msg_id, count in summary.by_check]

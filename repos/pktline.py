@@ -7,6 +7,7 @@ clear 400 and never start git for garbage.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -155,6 +156,16 @@ def read_receive_commands(
     if not commands and (bytes(out) != FLUSH or stream.read(1)):
         raise PktLineError("no commands in the push")
     return bytes(out), commands
+
+
+def receive_capabilities(commands: bytes) -> frozenset[str]:
+    """The capabilities of a push: the words after the NUL of its first command (or of its
+    push-cert line), read from the bytes read_receive_commands returned."""
+    for _raw, payload in iter_pkts(io.BytesIO(commands)):
+        if payload is not None and b"\0" in payload:
+            words = payload.split(b"\0", 1)[1].rstrip(b"\n").split()
+            return frozenset(word.decode("ascii", "replace") for word in words)
+    return frozenset()
 
 
 def _is_oid(value: bytes) -> bool:

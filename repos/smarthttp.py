@@ -23,10 +23,11 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import advertisement, extensions, objectcheck, pktline, pushes, transfers
+from repos import advertisement, extensions, objectcheck, pktline, pushes, sideband, transfers
 from repos.git import popen_git
 from repos.gitstream import CHUNK, NO_CACHE_HEADERS, Feeder, GitProcessResponse
 from repos.models import Repository, Role
+from repos.objectcheck_services import record_legacy
 
 log = logging.getLogger(__name__)
 
@@ -235,11 +236,16 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
     commands = prepared.commands
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    on_exit = None
+    on_exit = relay = None
     if service == "receive-pack":
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
         env.update(_hook_env(repo, pusher, updates_path, commands))
+        # The object checks' messages reach the client on side-band 2: read them on the way
+        # (legacy objects are recorded, refusals explained). Without a side-band they go to
+        # git's stderr and the client sees none of them; nothing to add to.
+        if sideband.negotiated(pktline.receive_capabilities(prepared.prefix)):
+            relay = sideband.FsckRelay()
 
         def on_exit(returncode: int, _sent: int) -> None:
             try:
@@ -252,6 +258,8 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             if updates:
                 pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http",
                                    push_options=pushes.parse_push_options(text))
+                if relay is not None and relay.messages:
+                    _record_legacy(repo, relay.messages)
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
@@ -285,5 +293,13 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     feeder.start()
     return GitProcessResponse(
         proc, content_type=f"application/x-git-{service}-result", feeder=feeder, on_exit=on_exit,
-        stderr_file=stderr, finish_when_abandoned=service == "receive-pack",
+        stderr_file=stderr, finish_when_abandoned=service == "receive-pack", relay=relay,
     )
+
+
+def _record_legacy(repo: Repository, messages) -> None:
+    # The push is recorded already; a failure to count its legacy objects must not undo that.
+    try:
+        record_legacy(repo, messages, source="push")
+    except Exception:
+        log.exception("could not record the legacy objects of a push to %s", repo.full_name)

@@ -39,7 +39,6 @@ from workspaces.models import RepositoryBan
 from workspaces.selectors import rules_for
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f<>]")
-_AUTHOR = re.compile(rb"^author (.*) <(.*)> (\d+) ([+-]\d{4})$", re.MULTILINE)
 
 
 class MergeConflict(Conflict):
@@ -165,15 +164,26 @@ def _subject(path: Path, commit: str) -> str:
     return run_git(["log", "-1", "--format=%s", commit, "--"], repo=path).text.strip()
 
 
-def _raw_commit(path: Path, commit: str) -> tuple[Identity, bytes]:
-    """A commit's author (with date) and its message, byte for byte."""
+def _replay(path: Path, commit: str, tree: str, parent: str, committer: Identity) -> str:
+    """`commit` again, as `tree` on `parent`: its author line, encoding and message byte for
+    byte, the merging user as committer. Copied, not re-parsed: histories from old tools carry
+    author lines git accepts but will not write again (a bad time zone, no email; issue 12),
+    and commit-tree would refuse them. Written with --literally because git 2.42+ hash-object
+    holds new objects to strict checks; nothing here is new but the committer line, which
+    git formats itself (`git var`)."""
     raw = run_git(["cat-file", "commit", commit], repo=path).stdout
     headers, _, message = raw.partition(b"\n\n")
-    match = _AUTHOR.search(headers)
-    if not match:
-        raise Conflict(f"commit {commit[:12]} has no readable author", code="bad_commit")
-    name, email = (match[1].decode("utf-8", "replace"), match[2].decode("utf-8", "replace"))
-    return Identity(name, email, f"@{match[3].decode()} {match[4].decode()}"), message
+    lines = headers.split(b"\n")
+    author = next((line for line in lines if line.startswith(b"author ")), None)
+    if author is None:
+        raise Conflict(f"commit {commit[:12]} has no author", code="bad_commit")
+    encoding = b"".join(line + b"\n" for line in lines if line.startswith(b"encoding "))
+    ident = run_git(["var", "GIT_COMMITTER_IDENT"], repo=path,
+                    env=_ident_env(committer, committer)).stdout.strip()
+    body = (f"tree {tree}\nparent {parent}\n".encode() + author + b"\ncommitter " + ident + b"\n" + encoding
+            + b"\n" + message)
+    return run_git(["hash-object", "--literally", "-t", "commit", "-w", "--stdin"], repo=path,
+                   input=body).text.strip()
 
 
 # --- strategies --------------------------------------------------------------------------------
@@ -222,8 +232,7 @@ def _rebase(path: Path, target: str, head: str, merger: Identity) -> str:
         tree = three_way(path, parents[0], tip, commit, f"Rebasing {commit[:12]} ({_subject(path, commit)[:80]})")
         if tree == tree_of(path, tip):
             continue
-        author, message = _raw_commit(path, commit)
-        tip = commit_tree(path, tree, [tip], message, author=author, committer=merger)
+        tip = _replay(path, commit, tree, tip, merger)
     return tip
 
 
