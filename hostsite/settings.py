@@ -217,6 +217,8 @@ REPACK_FRESH_GROWTH = env_int("REPACK_FRESH_GROWTH_PERCENT", 150, minimum=101) /
 IMPORT_MAX_SIZE = env_int("IMPORT_MAX_SIZE_MB", 4096, minimum=1) * 1024 * 1024
 IMPORT_MAX_REFS = env_int("IMPORT_MAX_REFS", 200000, minimum=1)
 IMPORT_ALLOW_PRIVATE_SOURCES = env_bool("IMPORT_ALLOW_PRIVATE_SOURCES", False)
+# How often a running import writes its progress (and checks for a cancel).
+IMPORT_PROGRESS_INTERVAL = env_int("IMPORT_PROGRESS_INTERVAL_MS", 1000, minimum=10) / 1000
 # Pull mirrors (repos.mirrors): the default interval of a new mirror, the shortest one a
 # repository may choose, and the longest wait after repeated failures (doubling each time).
 MIRROR_INTERVAL_MINUTES = env_int("MIRROR_INTERVAL_MINUTES", 60, minimum=1)

@@ -8,6 +8,7 @@ deadline stop it too. Ref updates are one transaction (`--atomic`): a failed fet
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
@@ -110,28 +111,71 @@ def fetch(
 
     Raises FetchFailed (with the reason, and for a refused object the rule and what to do),
     FetchCancelled when should_cancel() turns true, and leaves the refs as they were in both."""
-    args = [*source.git_args()]
-    for key, value in objectcheck.git_config("fetch", overrides):
-        args += ["-c", f"{key}={value}"]
+    args = [*source.git_args(), *_check_args(overrides)]
     args += ["fetch", "--progress", "--atomic", "--no-write-fetch-head", "--no-tags", "--no-auto-gc"]
     if prune:
         args.append("--prune")
     args += [source.url, *refspecs]
-    proc = popen_git(args, repo=path, env=source.git_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    return _transfer(args, repo=path, watch=path, source=source, on_progress=on_progress,
+                     should_cancel=should_cancel, max_bytes=max_bytes, timeout=timeout, echo=echo)
+
+
+def clone(
+    target: Path,
+    source: Source,
+    *,
+    extra_refspecs: list[str] | tuple[str, ...] = (),
+    overrides: dict[str, str] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+    echo: bool = False,
+) -> FetchResult:
+    """`git clone --bare` of `source`'s branches and tags (plus `extra_refspecs`) into `target`,
+    which must not exist, under the same checks, progress, cancel and caps as fetch().
+
+    For a history that fills an empty repository (an import) this is what to run: clone checks
+    the pack's connectivity while indexing it, where a fetch walks every object again afterwards
+    (0.7 s of 4.8 s for 20,000 commits, bench/importing.py). The caller adopts the result."""
+    args = [*source.git_args(), *_check_args(overrides), "clone", "--bare", "--progress", "--no-local"]
+    for refspec in extra_refspecs:
+        args += ["--config", f"remote.origin.fetch={refspec}"]
+    args += ["--", source.url, str(target)]
+    return _transfer(args, repo=None, watch=target, source=source, on_progress=on_progress,
+                     should_cancel=should_cancel, max_bytes=max_bytes, timeout=timeout, echo=echo)
+
+
+def _check_args(overrides: dict[str, str] | None) -> list[str]:
+    args = []
+    for key, value in objectcheck.git_config("fetch", overrides):
+        args += ["-c", f"{key}={value}"]
+    return args
+
+
+def _transfer(args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout,
+              echo) -> FetchResult:
+    proc = popen_git(args, repo=repo, env=source.git_env(), stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL)
     reader = _StderrReader(proc, echo=echo)
     reader.start()
     deadline = time.monotonic() + (timeout or settings.GIT_IMPORT_TIMEOUT)
     reported = None
     try:
         while proc.poll() is None:
-            reader.wait(POLL_SECONDS)
+            if not reader.is_alive():
+                # stderr is closed: git is exiting; wait for it rather than for the next poll.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=POLL_SECONDS)
+            else:
+                reader.wait(POLL_SECONDS)
             progress = reader.progress
             if on_progress is not None and progress != reported:
                 reported = progress
                 on_progress(progress)
             if should_cancel is not None and should_cancel():
                 raise FetchCancelled
-            if max_bytes is not None and max(progress.bytes, _incoming_bytes(path)) > max_bytes:
+            if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
                 raise FetchFailed(f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an "
                                   f"import may bring.")
             if time.monotonic() > deadline:

@@ -138,8 +138,10 @@ def prepare(source: str, *, staff: bool = False, allow_private: bool = False,
         raise refuse(f"{url[:100]!r} is not a valid URL.")
     port = port or DEFAULT_PORTS[scheme]
     if scheme == "ssh":
-        # Operators only; ssh resolves the host itself, so it is not pinned.
-        return Source(url, url, protocols="ssh")
+        # Operators only; ssh resolves the host itself, so it is not pinned. The user part is
+        # ssh's login (ssh://git@host/...), not a secret: git keeps it, the display drops it.
+        login = f"{parts.username}@" if parts.username else ""
+        return Source(url.replace("ssh://", f"ssh://{login}", 1) if login else url, url, protocols="ssh")
     addresses = public_addresses(host, port, allow_private=allow_private, resolve=resolve)
     if scheme == "git":
         if credentials:

@@ -82,31 +82,53 @@ def _is_zero(oid: str) -> bool:
     return set(oid) == {"0"}
 
 
+def is_forced(path, old: str, new: str) -> bool:
+    """Whether moving a ref from `old` to `new` dropped commits (not a fast-forward): what a
+    pushlog reader must not miss, e.g. a mirrored upstream that rewrote a branch. Creations and
+    deletions are not forced. One `merge-base --is-ancestor` (the commit-graph makes it cheap);
+    objects it cannot compare as commits (a tag moved to a tree) count as forced."""
+    if _is_zero(old) or _is_zero(new) or old == new:
+        return False
+    try:
+        result = run_git(["merge-base", "--is-ancestor", old, new], repo=path, check=False)
+    except GitError:  # a timeout: when in doubt, say forced rather than hide a rewrite
+        log.exception("could not compare %s and %s in %s", old, new, path)
+        return True
+    return result.returncode != 0
+
+
 def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http",
-                push_options: list[str] | None = None) -> Push | None:
+                push_options: list[str] | None = None, pusher_name: str | None = None,
+                list_commits: bool = True) -> Push | None:
     """Record one push, its ref updates and the commits it introduced, in one transaction;
-    then enqueue the post-push work."""
+    then enqueue the post-push work. `pusher` may be None with a `pusher_name` for the platform's
+    own pushers (a pull mirror's syncs are recorded as pushes by "mirror", a reserved name).
+    An import records its refs without listing commits: the history it brings predates the
+    pushlog (one row per commit of a 100k-commit history would only say "imported")."""
     if not updates:
         return None
     from repos.tasks import fan_out_webhooks, maintain_repository
 
+    username = getattr(pusher, "username", "") or ""
     try:
-        commits = introduced_commits(repo, updates, getattr(pusher, "username", "") or "")
+        commits = introduced_commits(repo, updates, username) if list_commits else []
     except GitError:
         # The refs moved: record that much, even if the commit list cannot be had.
         log.exception("could not list the commits of a push to %s", repo.full_name)
         commits = []
+    forced = [is_forced(repo.disk_path, u.old, u.new) for u in updates]
     with transaction.atomic():
         push = Push.objects.create(
             repository=repo,
             pusher=pusher,
-            pusher_name=getattr(pusher, "username", "") or "",
+            pusher_name=username or pusher_name or "",
             protocol=protocol,
             touches_workspace=any(u.ref.startswith("refs/users/") for u in updates),
             push_options=list(push_options or []),
         )
         RefUpdate.objects.bulk_create(
-            [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new) for u in updates]
+            [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new, forced=flag)
+             for u, flag in zip(updates, forced, strict=True)]
         )
         # Unique per repository: a commit a concurrent push already claimed stays with it.
         PushCommit.objects.bulk_create(

@@ -225,9 +225,10 @@ def render(repo: Repository, query: Query) -> dict:
             "changesets": changesets,
             "date": int(push.created_at.timestamp()),
             "user": push.pusher_name,
-            # hostsite additions, ignored by hg clients: which refs moved, and whether any
-            # of them is a workspace.
-            "refs": [{"ref": u.ref, "old": u.old, "new": u.new} for u in push.ref_updates.all()],
+            # hostsite additions, ignored by hg clients: which refs moved (forced: not a
+            # fast-forward, e.g. a rewritten branch), and whether any of them is a workspace.
+            "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced}
+                     for u in push.ref_updates.all()],
             "workspace": push.touches_workspace,
         }
     if query.version == 2:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from repos import signals, storage, tokens
-from repos.errors import Conflict, ImportFailed, InvalidInput
-from repos.git import GitError, is_valid_refname, run_git
+from repos.errors import Conflict, InvalidInput
+from repos.git import is_valid_refname, run_git
 from repos.models import (
     AccessToken,
     Membership,
@@ -25,8 +25,6 @@ from repos.models import (
     Visibility,
 )
 from repos.names import validate_repo_name, validate_username
-
-_URL_RE = re.compile(r"^(https?|git|ssh|file)://[^\s]+$")
 
 
 def _invalid(field: str, exc: ValidationError) -> InvalidInput:
@@ -99,36 +97,24 @@ def _validate_branch(branch: str) -> None:
         raise InvalidInput(f"{branch!r} is not a valid branch name.", fields={"default_branch": ["invalid"]})
 
 
-def _import_source(source: str) -> str:
-    """A URL git may fetch from, or an absolute path to an existing local repository."""
-    if _URL_RE.match(source):
-        return source
-    path = Path(source).expanduser()
-    if not path.exists():
-        raise InvalidInput(f"{source!r} is neither a URL nor an existing path.", fields={"import": ["invalid"]})
-    return str(path.resolve())
-
-
-def _source_default_branch(source: str) -> str | None:
-    result = run_git(["ls-remote", "--symref", source, "HEAD"], check=False, timeout=120)
-    for line in result.text.splitlines():
-        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
-            return line[len("ref: refs/heads/") : -len("\tHEAD")]
-    return None
-
-
-def _import_into(path: Path, source: str, *, default_branch: str, show_progress: bool) -> None:
-    from django.conf import settings
-
-    args = ["fetch", "--no-write-fetch-head", source, "+refs/*:refs/*"]
-    if show_progress:
-        args.insert(1, "--progress")
+def repository_check(
+    *, owner: User, name: str, description: str = "", visibility: str = Visibility.PUBLIC,
+    default_branch: str | None = None,
+) -> None:
+    """What repository_create refuses, checked before anything is created (an import checks
+    this before it reaches the network)."""
     try:
-        run_git(args, repo=path, timeout=settings.GIT_IMPORT_TIMEOUT, show_progress=show_progress)
-        run_git(["symbolic-ref", "HEAD", f"refs/heads/{default_branch}"], repo=path)
-    except GitError as exc:
-        detail = exc.stderr.strip() or "see the output above"
-        raise ImportFailed(f"Import from {source} failed: {detail}") from None
+        validate_repo_name(name)
+    except ValidationError as exc:
+        raise _invalid("name", exc) from None
+    if visibility not in Visibility.values:
+        raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
+    if len(description or "") > 350:
+        raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
+    if default_branch is not None:
+        _validate_branch(default_branch)
+    if Repository.objects.filter(owner=owner, name__iexact=name).exists():
+        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]})
 
 
 def repository_create(
@@ -140,26 +126,24 @@ def repository_create(
     default_branch: str | None = None,
     import_from: str | None = None,
     show_progress: bool = False,
+    populate: Callable[[Path], None] | None = None,
 ) -> Repository:
     """Create a repository row and its bare repository on disk, or neither.
 
-    With `import_from`, every ref of that repository is copied; its HEAD becomes the default
-    branch unless one is given.
+    With `import_from` (a trusted caller's path or URL), the project's HEAD, branches and tags
+    are imported (repos.importing); its HEAD becomes the default branch unless one is given.
+    `populate(path)` fills the new repository before it is renamed into place.
     """
-    try:
-        validate_repo_name(name)
-    except ValidationError as exc:
-        raise _invalid("name", exc) from None
-    if visibility not in Visibility.values:
-        raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
-    if len(description or "") > 350:
-        raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
-    source = _import_source(import_from) if import_from else None
+    if import_from:
+        from repos import importing
+
+        return importing.import_now(owner=owner, name=name, source=import_from, description=description,
+                                    visibility=visibility, default_branch=default_branch,
+                                    echo=show_progress).repository
     if default_branch is None:
-        default_branch = (_source_default_branch(source) if source else None) or "main"
-    _validate_branch(default_branch)
-    if Repository.objects.filter(owner=owner, name__iexact=name).exists():
-        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]})
+        default_branch = "main"
+    repository_check(owner=owner, name=name, description=description, visibility=visibility,
+                     default_branch=default_branch)
 
     created_path: Path | None = None
     try:
@@ -170,10 +154,6 @@ def repository_create(
             )
             # A new repository under a renamed one's old name takes that name back.
             RepositoryRedirect.objects.filter(owner_name__iexact=owner.username, name__iexact=name).delete()
-            populate = None
-            if source:
-                def populate(path):
-                    _import_into(path, source, default_branch=default_branch, show_progress=show_progress)
             created_path = storage.create_repository_on_disk(
                 repo.pk, default_branch=default_branch, populate=populate
             )

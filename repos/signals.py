@@ -17,3 +17,8 @@ repository_deleted = Signal()
 # receiver that raises stops this purge; the next periodic run retries. kwargs: repository.
 # bundles deletes the repository's bundle objects from storage here.
 repository_purging = Signal()
+
+# Sent after a pull mirror's sync commits a change of health: the first failure of a streak
+# (failing=True, error: why) or the first success after failures (failing=False). kwargs:
+# repository_id, failing, error. notifications tells the repository's admins (repos.mirrors).
+mirror_status_changed = Signal()

@@ -77,3 +77,50 @@ def purge_deleted_repositories() -> int:
 
             logging.getLogger(__name__).exception("could not purge repository %s; the next run retries", repo_id)
     return purged
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def repack_fresh(repo_id: int) -> str:
+    """A full repack with a fresh delta search after history arrived packed by someone else."""
+    repo = Repository.objects.filter(pk=repo_id, deleted_at__isnull=True).first()
+    if repo is None:
+        return "gone"
+    maintenance.repack_fresh(repo)
+    return "done"
+
+
+@shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=None)
+def run_import(self, import_id: int, sealed_credentials: str | None = None) -> str:
+    """Run one queued import (repos.import_runs). Credentials arrive sealed (repos.sealing).
+    A redelivered task whose import still has a live worker's heartbeat comes back when that
+    heartbeat would be stale: if the worker died, it restarts the fetch then."""
+    from repos import import_runs
+
+    outcome = import_runs.run_import(import_id, sealed_credentials)
+    if outcome.retry_in is not None:
+        raise self.retry(countdown=outcome.retry_in)
+    return outcome.state
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def sync_mirror(mirror_id: int) -> str:
+    """One pull-mirror sync (repos.mirrors). Idempotent: a second delivery finds the mirror
+    claimed (busy) or in step with its upstream (unchanged)."""
+    from repos import mirrors
+    from repos.models import Mirror
+
+    mirror = Mirror.objects.filter(pk=mirror_id).first()
+    if mirror is None:
+        return "gone"
+    return mirrors.sync_mirror(mirror).outcome
+
+
+@shared_task(ignore_result=True)
+def schedule_mirror_syncs() -> int:
+    """Periodic (Celery beat, every minute): enqueue a sync for each mirror that is due."""
+    from repos import mirrors
+
+    ids = mirrors.schedule_due()
+    for mirror_id in ids:
+        sync_mirror.delay(mirror_id)
+    return len(ids)

@@ -95,7 +95,8 @@ def payload_for(push: Push) -> dict:
             "user": push.pusher_name,
             "date": int(push.created_at.timestamp()),
             "workspace": push.touches_workspace,
-            "refs": [{"ref": u.ref, "old": u.old, "new": u.new} for u in push.ref_updates.all()],
+            "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced}
+                     for u in push.ref_updates.all()],
             "changesets": [c.sha for c in push.commits.all()],
         },
     }

@@ -73,6 +73,8 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             # itself is tested in-process with the setting off.
             "IMPORT_ALLOW_PRIVATE_SOURCES": "1",
             "MIRROR_MIN_INTERVAL_MINUTES": "1",
+            # Progress rows often enough that a test sees an import of seconds move.
+            "IMPORT_PROGRESS_INTERVAL_MS": "100",
         }
     )
     return env

@@ -13,7 +13,7 @@ from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from repos import selectors, smarthttp
+from repos import selectors, smarthttp, sources
 from repos.auth import parse_authorization
 from repos.extensions import GitClient
 from repos.redirects import RepositoryMoved, redirect_response
@@ -75,6 +75,11 @@ def authorize(request, owner: str, name: str, service: str = "upload-pack"):
         raise smarthttp.GitHTTPError(403, "This repository is deleted; restore it before pushing")
     if service == "receive-pack" and not token.allows_write:
         raise smarthttp.GitHTTPError(403, "This token has the read scope; pushing needs a token with the write scope")
+    if service == "receive-pack" and sources.active_import(repo) is not None:
+        # The import's atomic fetch would fail on a ref a push created meanwhile, and a failed
+        # or cancelled import removes the repository with whatever was pushed.
+        raise smarthttp.GitHTTPError(
+            403, "This repository is being imported; push when the import has finished")
     return repo, smarthttp.Pusher(user, selectors.role_for(user, repo))
 
 

@@ -40,7 +40,8 @@ def pushlog_atom(request, owner: str, name: str):
     )
     pushes = Push.objects.filter(repository=repo).order_by("-pk").prefetch_related("ref_updates", "commits")
     for push in pushes[:FEED_ITEMS]:
-        refs = ", ".join(u.ref for u in push.ref_updates.all())
+        # A rewritten ref is never shown as an ordinary update.
+        refs = ", ".join(u.ref + (" (forced)" if u.forced else "") for u in push.ref_updates.all())
         shas = [c.sha for c in push.commits.all()]
         feed.add_item(
             title=f"Push {push.pk} by {push.pusher_name}: {refs}",

@@ -7,9 +7,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
-from repos import browse, lifecycle, selectors, services, sources, webhooks
+from repos import browse, import_requests, lifecycle, selectors, services, sources, webhooks
 from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
@@ -25,12 +26,25 @@ def home(request):
     return render(request, "home.html", {"public_repos": public, "my_repos": mine})
 
 
+@sensitive_post_parameters("import_password")
 @login_required
 def repository_new(request):
-    form = RepositoryForm(request.POST or None)
+    form = RepositoryForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
         try:
-            repo = services.repository_create(owner=request.user, **form.cleaned_data)
+            if data["import_url"].strip():
+                imp = import_requests.import_request(
+                    requester=request.user, name=data["name"], description=data["description"],
+                    visibility=data["visibility"], source=data["import_url"],
+                    username=data["import_username"], password=data["import_password"],
+                    refs_mode=data["refs"], mirror=data["mirror"],
+                )
+                messages.success(request, f"Importing {imp.full_name} from {imp.source_url}.")
+                return redirect("repository", owner=request.user.username, name=imp.repository.name)
+            repo = services.repository_create(owner=request.user, name=data["name"],
+                                              description=data["description"], visibility=data["visibility"],
+                                              default_branch=data["default_branch"] or None)
         except ServiceError as exc:
             form_error(form, exc)
         else:

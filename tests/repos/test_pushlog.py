@@ -75,7 +75,8 @@ def test_version_1_shape_and_default_listing(world, history):
     assert first["changesets"] == [world.base_sha] and first["user"] == "owner"
     assert second["changesets"][-1] == history["third"] and len(second["changesets"]) == 2
     assert third["user"] == "alice" and third["workspace"] is True
-    assert third["refs"] == [{"ref": "refs/users/alice/change", "old": "0" * 40, "new": history["work"]}]
+    assert third["refs"] == [{"ref": "refs/users/alice/change", "old": "0" * 40, "new": history["work"],
+                              "forced": False}]
     assert fourth["changesets"] == []  # a tag points at a commit that was already there
     assert abs(first["date"] - time.time()) < 600
 

@@ -98,19 +98,20 @@ def test_import_of_bad_source_leaves_nothing(tmp_path, settings):
 
 
 def test_import_refuses_corrupt_objects(tmp_path, git_home):
-    """transfer.fsckObjects: a commit with a malformed author line is refused on import."""
+    """The object checks: a commit without an author line is refused on import (issue 12 accepts
+    legacy formatting such as a malformed date, but not a commit git cannot attribute)."""
     src = tmp_path / "bad"
     git(git_home, "init", "--quiet", "--bare", str(src))
     tree = subprocess.run(
         ["git", "--git-dir", str(src), "mktree"], input="", capture_output=True, text=True, env=git_home, check=True
     ).stdout.strip()
-    bad_commit = f"tree {tree}\nauthor broken <no-date>\ncommitter x <x@y> 0 +0000\n\nbad\n"
+    bad_commit = f"tree {tree}\ncommitter x <x@y> 0 +0000\n\nbad\n"
     sha = subprocess.run(
         ["git", "--git-dir", str(src), "hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
         input=bad_commit, capture_output=True, text=True, env=git_home, check=True,
     ).stdout.strip()
     git(git_home, "--git-dir", str(src), "update-ref", "refs/heads/main", sha)
-    with pytest.raises(ImportFailed):
+    with pytest.raises(ImportFailed, match="missingAuthor"):
         services.repository_create(owner=UserFactory(), name="corrupt", import_from=str(src))
     assert not Repository.objects.filter(name="corrupt").exists()
 

@@ -89,7 +89,8 @@ def test_push_is_delivered_signed(world, receiver, celery_worker_process, settin
     push = Push.objects.filter(repository=world.repo).latest("pk")
     assert event["push"]["id"] == push.pk and event["push"]["user"] == "owner"
     assert event["push"]["changesets"] == [sha]
-    assert event["push"]["refs"] == [{"ref": "refs/heads/main", "old": world.base_sha, "new": sha}]
+    assert event["push"]["refs"] == [{"ref": "refs/heads/main", "old": world.base_sha, "new": sha,
+                                       "forced": False}]
     assert event["repository"]["full_name"] == "owner/project"
     delivery = WebhookDelivery.objects.get(webhook=hook)
     wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED)
