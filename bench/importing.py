@@ -26,7 +26,7 @@ bench/smart_http.py starts it, whose helpers this script imports):
    measurement starts only once it is done (one worker). A third row, not part of the target,
    clones with `transfer.fsckObjects=true`: what the object checks cost a plain client.
 
-Target (issue 12): clone time / import time >= 0.8 (ratio of medians; the median of the
+Target: clone time / import time >= 0.8 (ratio of medians; the median of the
 per-round ratios is printed too). The machine may be shared and noisy: compare the ratios of one
 run, not absolute numbers across runs.
 """

@@ -16,7 +16,9 @@ What it does, under one temporary directory:
    all, as a host that never runs a delta search serves them.
 3. "Today": a mirror clone of that source, maintained as repos/maintenance.py did before
    (`repack -a -d -b --cruft`, which reuses the source's deltas: there are none).
-4. For each --window x --depth: `repack -a -d -f -b --window=W --depth=D` of that clone, timed,
+4. "hostsite": `manage.py repo create --import` of the source, as an operator imports it (the
+   import ends with the fresh delta search of repos/maintenance.py), timed.
+5. For each --window x --depth: `repack -a -d -f -b --window=W --depth=D` of that clone, timed,
    then what readers pay: every object read back (`cat-file --batch-all-objects --batch`, the
    cost of resolving delta chains, which grows with depth), `git log -p` over the newest 2,000
    commits, and the bytes of a full clone (`pack-objects --all --stdout`, which reuses the
@@ -36,7 +38,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import GIT, Git, client_env, run_benchmark, say, sibling_module  # bench/ is not a package
+from smart_http import (  # bench/ is not a package
+    GIT,
+    Git,
+    client_env,
+    hostsite_env,
+    manage,
+    run_benchmark,
+    say,
+    sibling_module,
+)
 
 history = sibling_module("bundles")
 
@@ -97,6 +108,16 @@ def run(args, tmp: Path, _procs) -> dict:
     git.run("-C", str(today), "repack", "-a", "-d", "-b", "--cruft", "-q")
     rows = [{"config": "source, --window=0", **measure(git, source, args.reps), "repack_s": None}]
     rows.append({"config": "today: repack -adb --cruft", **measure(git, today, args.reps), "repack_s": None})
+    say("importing it into hostsite (manage.py repo create --import)")
+    env = hostsite_env(tmp / "var", 0)
+    manage(env, "migrate", "--no-input")
+    manage(env, "user", "create", "bench")
+    started = time.perf_counter()
+    out = manage(env, "repo", "create", "bench/imported", "--import", str(source))
+    seconds = time.perf_counter() - started
+    hosted = Path(out.strip().splitlines()[-1].rsplit(" at ", 1)[1])
+    rows.append({"config": "hostsite: repo create --import", **measure(git, hosted, args.reps),
+                 "repack_s": seconds})
     for window in args.windows:
         for depth in args.depths:
             work = tmp / f"w{window}-d{depth}.git"

@@ -3,7 +3,7 @@
 A hosted project is its HEAD, branches and tags. A source on another host carries that host's
 internals too: thousands of `refs/pull/*` on a GitHub mirror, `refs/remotes/*`,
 `refs/keep-around/*` (GitLab). Copied as they were, they would be advertised to every client and
-nobody could delete them (issue 12). So an import lists the source's refs first, takes
+nobody could delete them. So an import lists the source's refs first, takes
 `refs/heads/*` and `refs/tags/*`, and reports every other namespace with its count; staff (and
 the operator's CLI) may keep them with `refs=all`, moved under `refs/imported/`, which is never
 advertised (workspaces/gitconfig.py).

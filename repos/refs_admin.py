@@ -1,5 +1,5 @@
 """Admins remove refs: a pull request head an import kept, a stale remote-tracking ref, a whole
-`refs/imported/pull/` namespace, a branch or a tag (issue 12).
+`refs/imported/pull/` namespace, a branch or a tag.
 
 What can never be removed here, and why:
 - workspace refs (`refs/users/...`) follow the workspace rules and have their own pages;

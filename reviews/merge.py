@@ -167,7 +167,7 @@ def _subject(path: Path, commit: str) -> str:
 def _replay(path: Path, commit: str, tree: str, parent: str, committer: Identity) -> str:
     """`commit` again, as `tree` on `parent`: its author line, encoding and message byte for
     byte, the merging user as committer. Copied, not re-parsed: histories from old tools carry
-    author lines git accepts but will not write again (a bad time zone, no email; issue 12),
+    author lines git accepts but will not write again (a bad time zone, no email: docs/object-checks.md),
     and commit-tree would refuse them. Written with --literally because git 2.42+ hash-object
     holds new objects to strict checks; nothing here is new but the committer line, which
     git formats itself (`git var`)."""

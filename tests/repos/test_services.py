@@ -98,7 +98,7 @@ def test_import_of_bad_source_leaves_nothing(tmp_path, settings):
 
 
 def test_import_refuses_corrupt_objects(tmp_path, git_home):
-    """The object checks: a commit without an author line is refused on import (issue 12 accepts
+    """The object checks: a commit without an author line is refused on import (the checks accept
     legacy formatting such as a malformed date, but not a commit git cannot attribute)."""
     src = tmp_path / "bad"
     git(git_home, "init", "--quiet", "--bare", str(src))
