@@ -267,7 +267,7 @@ def print_report(report: dict) -> None:
            f"max {fmt(r['max_s'], '.3f')} s",
            "  where it goes (medians):"]  # fmt: skip
     labels = {"check_url": "SSRF check and probe of the URL", "ls_remote": "ls-remote",
-              "fetch": "git fetch (object checks, --prune)",
+              "fetch": "git fetch (object checks)",
               "refs_before_after": "for-each-ref before and after",
               "record": "push_record (commits, forced, rows, signals)",
               "record_commits": "  of which: commits introduced (rev-list)",

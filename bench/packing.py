@@ -109,7 +109,7 @@ def run(args, tmp: Path, _procs) -> dict:
     rows = [{"config": "source, --window=0", **measure(git, source, args.reps), "repack_s": None}]
     rows.append({"config": "today: repack -adb --cruft", **measure(git, today, args.reps), "repack_s": None})
     say("importing it into hostsite (manage.py repo create --import)")
-    env = hostsite_env(tmp / "var", 0)
+    env = hostsite_env(tmp / "var", 8000)  # no server: manage.py only
     manage(env, "migrate", "--no-input")
     manage(env, "user", "create", "bench")
     started = time.perf_counter()

@@ -171,7 +171,8 @@ class ImportReport:
         lines = [f"Imported {branches} and {tags} from {self.source}{head}."]
         for namespace, count in _top(self.imported).items():
             target = IMPORTED_REFS + namespace[len("refs/"):] if namespace.startswith("refs/") else namespace
-            lines.append(f"Kept {count:,} refs under {namespace} as {target} (never advertised).")
+            noun = "ref" if count == 1 else "refs"
+            lines.append(f"Kept {count:,} {noun} under {namespace} as {target} (never advertised).")
         for namespace, count in _top(self.skipped).items():
             noun = "ref" if count == 1 else "refs"
             lines.append(f"Skipped {count:,} {noun} under {namespace}.")
