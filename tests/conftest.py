@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -110,6 +111,34 @@ def celery_worker_process(live_env, _isolated_storage, tmp_path):
     worker = live.start_worker(live_env, logs, queue=_isolated_storage["queue"])
     yield worker
     worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def _database_quiet_before_flush(request):
+    """A transactional test ends with a flush (TRUNCATE), which on PostgreSQL deadlocks with a
+    live server or worker still finishing what the test started (a push's post-response work,
+    a task): wait until no other session of the test database is busy before it runs."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None or not marker.kwargs.get("transaction"):
+        yield
+        return
+    # Set up after the database fixture, so torn down (below) before its flush.
+    request.getfixturevalue("transactional_db")
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + 20
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.1)
 
 
 @pytest.fixture
