@@ -19,6 +19,12 @@ class ProposalState(models.TextChoices):
     CLOSED = "closed", "closed"
 
 
+class ClosedReason(models.TextChoices):
+    """Why a closed proposal is closed; empty: its author or a maintainer closed it."""
+
+    MODERATION = "moderation", "closed by moderation"
+
+
 class MergeStrategy(models.TextChoices):
     MERGE = "merge", "merge commit"
     FAST_FORWARD = "ff", "fast-forward only"
@@ -38,12 +44,17 @@ class Proposal(models.Model):
     state = models.CharField(max_length=10, choices=ProposalState.choices, default=ProposalState.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    merged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                  related_name="+")
+    merged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     merged_at = models.DateTimeField(null=True, blank=True)
     merge_push = models.ForeignKey(Push, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     merge_strategy = models.CharField(max_length=10, choices=MergeStrategy.choices, blank=True)
     merged_sha = models.CharField(max_length=64, blank=True)
+    closed_reason = models.CharField(max_length=20, choices=ClosedReason.choices, blank=True)
+    # Why moderation closed it. Shown to the repository's maintainers and admins and to staff
+    # only: it may quote a legal notice.
+    moderation_note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-number"]
@@ -81,11 +92,14 @@ class ProposalRevision(models.Model):
 
 class Comment(models.Model):
     proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="comments")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     author_name = models.CharField(max_length=39)
     body = models.TextField(max_length=COMMENT_MAX)
-    revision = models.ForeignKey(ProposalRevision, on_delete=models.SET_NULL, null=True, blank=True,
-                                 related_name="comments")
+    revision = models.ForeignKey(
+        ProposalRevision, on_delete=models.SET_NULL, null=True, blank=True, related_name="comments"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,9 +1,14 @@
 """Writes for proposals: open, edit, comment, approve, close and reopen, and new revisions when
 the proposed ref moves. One transaction each; errors are repos.errors with stable codes.
-Merging lives in reviews.merge."""
+Merging lives in reviews.merge.
+
+A proposal is part of its workspace: opening, editing, reopening and new revisions meet the
+workspace's moderation flags as a push does (workspaces.selectors.write_refusal). A take-down
+closes the workspace's open proposals (proposals_close_for_moderation)."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.db import IntegrityError, transaction
@@ -14,6 +19,7 @@ from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import is_valid_refname
 from repos.models import Push, Repository
 from repos.selectors import can_read
+from repos.visibility import refuse_republishing
 from reviews import selectors
 from reviews.merge import is_ancestor, merge_base, rev_parse
 from reviews.models import (
@@ -21,11 +27,15 @@ from reviews.models import (
     DESCRIPTION_MAX,
     TITLE_MAX,
     Approval,
+    ClosedReason,
     Comment,
     Proposal,
     ProposalRevision,
     ProposalState,
 )
+from workspaces.selectors import write_refusal
+
+log = logging.getLogger(__name__)
 
 # Text fields keep newlines and tabs; every other control character goes (NUL breaks
 # PostgreSQL, the rest only hides things from reviewers).
@@ -52,8 +62,17 @@ def clean_text(text, *, limit: int, field: str) -> str:
 def _workspace_owner(ref: str) -> str | None:
     if not ref.startswith("refs/users/"):
         return None
-    owner, sep, rest = ref[len("refs/users/"):].partition("/")
+    owner, sep, rest = ref[len("refs/users/") :].partition("/")
     return owner if owner and sep and rest else None
+
+
+def _require_writable(repo: Repository, source_ref: str, user, what: str) -> None:
+    """Forbidden when the workspace holding `source_ref` refuses this user's writes (frozen for
+    its owner, taken down for everyone, or a deactivated account)."""
+    owner = _workspace_owner(source_ref)
+    reason = write_refusal(repo, owner, actor=user, what=what) if owner else None
+    if reason:
+        raise Forbidden(reason, code="workspace_moderated")
 
 
 def _require_open(proposal: Proposal) -> None:
@@ -62,8 +81,16 @@ def _require_open(proposal: Proposal) -> None:
 
 
 @transaction.atomic
-def proposal_open(*, repo: Repository, user, source_ref: str, target_branch: str, title: str,
-                  description: str = "", push: Push | None = None) -> Proposal:
+def proposal_open(
+    *,
+    repo: Repository,
+    user,
+    source_ref: str,
+    target_branch: str,
+    title: str,
+    description: str = "",
+    push: Push | None = None,
+) -> Proposal:
     """Propose a workspace ref (named, or a nameless head) for a target branch. Only the
     workspace's owner may, or a repository admin on their behalf."""
     if user is None or not user.is_authenticated:
@@ -77,9 +104,12 @@ def proposal_open(*, repo: Repository, user, source_ref: str, target_branch: str
         source_ref = f"refs/users/{user.username}/{source_ref}"
     owner = _workspace_owner(source_ref)
     if owner is None or not is_valid_refname(source_ref):
-        raise InvalidInput("Propose a workspace ref: refs/users/<you>/<name>.", fields={"source_ref": ["invalid"]})
+        raise InvalidInput(
+            "Propose a workspace ref: refs/users/<you>/<name>.", fields={"source_ref": ["invalid"]}
+        )
     if owner != user.username and not selectors.is_admin(user, repo):
         raise Forbidden(f"{source_ref} is in {owner}'s workspace; only they (or an admin) may propose it.")
+    _require_writable(repo, source_ref, user, "opening a proposal")
     target_branch = str(target_branch or "").strip().removeprefix("refs/heads/")
     if not target_branch or not is_valid_refname(f"refs/heads/{target_branch}"):
         raise InvalidInput("Name an existing target branch.", fields={"target_branch": ["invalid"]})
@@ -87,14 +117,19 @@ def proposal_open(*, repo: Repository, user, source_ref: str, target_branch: str
     head = rev_parse(path, source_ref)
     if head is None:
         raise InvalidInput(f"{source_ref} does not exist.", fields={"source_ref": ["missing"]})
+    refuse_republishing(repo, user, [head])
     target = rev_parse(path, f"refs/heads/{target_branch}")
     if target is None:
         raise InvalidInput(f"There is no branch {target_branch!r}.", fields={"target_branch": ["missing"]})
     if is_ancestor(path, head, target):
-        raise Conflict(f"{source_ref} has nothing that {target_branch} does not have.", code="nothing_to_propose")
+        raise Conflict(
+            f"{source_ref} has nothing that {target_branch} does not have.", code="nothing_to_propose"
+        )
     base = merge_base(path, target, head)
     if base is None:
-        raise Conflict(f"{source_ref} and {target_branch} have no history in common.", code="unrelated_histories")
+        raise Conflict(
+            f"{source_ref} and {target_branch} have no history in common.", code="unrelated_histories"
+        )
     if Proposal.objects.filter(repository=repo, source_ref=source_ref, state=ProposalState.OPEN).exists():
         raise Conflict(f"{source_ref} is already proposed.", code="already_proposed")
     author = user
@@ -107,8 +142,15 @@ def proposal_open(*, repo: Repository, user, source_ref: str, target_branch: str
     number = (Proposal.objects.filter(repository=repo).aggregate(n=Max("number"))["n"] or 0) + 1
     try:
         with transaction.atomic():
-            proposal = Proposal.objects.create(repository=repo, number=number, author=author, source_ref=source_ref,
-                                               target_branch=target_branch, title=title, description=description)
+            proposal = Proposal.objects.create(
+                repository=repo,
+                number=number,
+                author=author,
+                source_ref=source_ref,
+                target_branch=target_branch,
+                title=title,
+                description=description,
+            )
     except IntegrityError:
         raise Conflict("Another proposal was opened at the same moment; try again.", code="busy") from None
     ProposalRevision.objects.create(proposal=proposal, number=1, head_sha=head, base_sha=base, push=push)
@@ -116,10 +158,12 @@ def proposal_open(*, repo: Repository, user, source_ref: str, target_branch: str
 
 
 @transaction.atomic
-def proposal_edit(*, proposal: Proposal, user, title: str | None = None,
-                  description: str | None = None) -> Proposal:
+def proposal_edit(
+    *, proposal: Proposal, user, title: str | None = None, description: str | None = None
+) -> Proposal:
     if not selectors.may_edit(user, proposal):
         raise Forbidden("Only the proposal's author and the repository's maintainers may edit it.")
+    _require_writable(proposal.repository, proposal.source_ref, user, "editing its proposals")
     if title is not None:
         proposal.title = clean_title(title)
     if description is not None:
@@ -137,8 +181,13 @@ def comment_add(*, proposal: Proposal, user, body: str) -> Comment:
     body = clean_text(body, limit=COMMENT_MAX, field="body")
     if not body:
         raise InvalidInput("A comment needs some text.", fields={"body": ["required"]})
-    return Comment.objects.create(proposal=proposal, author=user, author_name=user.username, body=body,
-                                  revision=selectors.latest_revision(proposal))
+    return Comment.objects.create(
+        proposal=proposal,
+        author=user,
+        author_name=user.username,
+        body=body,
+        revision=selectors.latest_revision(proposal),
+    )
 
 
 @transaction.atomic
@@ -174,30 +223,70 @@ def proposal_reopen(*, proposal: Proposal, user) -> Proposal:
         raise Forbidden("Only the proposal's author and the repository's maintainers may reopen it.")
     if proposal.state != ProposalState.CLOSED:
         raise Conflict(f"Proposal #{proposal.number} is {proposal.state}.", code="not_closed")
-    if Proposal.objects.filter(repository=proposal.repository, source_ref=proposal.source_ref,
-                               state=ProposalState.OPEN).exists():
-        raise Conflict(f"{proposal.source_ref} is proposed again in another open proposal.", code="already_proposed")
+    _require_writable(proposal.repository, proposal.source_ref, user, "reopening its proposals")
+    if Proposal.objects.filter(
+        repository=proposal.repository, source_ref=proposal.source_ref, state=ProposalState.OPEN
+    ).exists():
+        raise Conflict(
+            f"{proposal.source_ref} is proposed again in another open proposal.", code="already_proposed"
+        )
     proposal.state = ProposalState.OPEN
-    proposal.save(update_fields=["state", "updated_at"])
+    proposal.closed_reason = ""  # the moderation note stays, as history
+    proposal.save(update_fields=["state", "closed_reason", "updated_at"])
     return proposal
 
 
 @transaction.atomic
 def revision_record(*, proposal: Proposal, head: str, push: Push | None = None) -> ProposalRevision | None:
-    """A new revision if the proposed ref now points somewhere else; None if it does not."""
+    """A new revision if the proposed ref now points somewhere else; None if it does not, or
+    if the workspace refuses the pusher's writes: such a push is refused by the policy, and one
+    that landed anyway (an admin's, into a taken-down workspace) is not followed."""
+    owner = _workspace_owner(proposal.source_ref)
+    pusher = push.pusher if push is not None else None
+    refusal = owner and write_refusal(proposal.repository, owner, actor=pusher, what="updating its proposals")
+    if refusal:
+        log.info("proposal %s does not follow push %s: %s", proposal.pk, getattr(push, "pk", None), refusal)
+        return None
     latest = selectors.latest_revision(proposal)
     if latest is not None and latest.head_sha == head:
         return None
     path = proposal.repository.disk_path
     target = rev_parse(path, f"refs/heads/{proposal.target_branch}")
     base = (merge_base(path, target, head) if target else None) or (latest.base_sha if latest else head)
-    return ProposalRevision.objects.create(proposal=proposal, number=(latest.number + 1) if latest else 1,
-                                           head_sha=head, base_sha=base, push=push)
+    return ProposalRevision.objects.create(
+        proposal=proposal,
+        number=(latest.number + 1) if latest else 1,
+        head_sha=head,
+        base_sha=base,
+        push=push,
+    )
+
+
+@transaction.atomic
+def proposals_close_for_moderation(*, repo: Repository, username: str, note: str) -> list[int]:
+    """Close every open proposal of `username`'s workspace, noting why (shown to maintainers,
+    admins and staff). Runs inside the take-down's transaction; returns the numbers closed."""
+    rows = list(
+        Proposal.objects.select_for_update()
+        .filter(repository=repo, state=ProposalState.OPEN, source_ref__startswith=f"refs/users/{username}/")
+        .order_by("number")
+    )
+    for proposal in rows:
+        proposal.state = ProposalState.CLOSED
+        proposal.closed_reason = ClosedReason.MODERATION
+        proposal.moderation_note = note
+        proposal.save(update_fields=["state", "closed_reason", "moderation_note", "updated_at"])
+    return [p.number for p in rows]
 
 
 @transaction.atomic
 def proposal_mark_merged(*, proposal: Proposal, push: Push | None, sha: str) -> None:
     """The proposal's work reached its target through a push (not the merge button)."""
     Proposal.objects.filter(pk=proposal.pk, state=ProposalState.OPEN).update(
-        state=ProposalState.MERGED, merged_by=push.pusher if push else None, merged_at=timezone.now(), merge_push=push,
-        merged_sha=sha, updated_at=timezone.now())
+        state=ProposalState.MERGED,
+        merged_by=push.pusher if push else None,
+        merged_at=timezone.now(),
+        merge_push=push,
+        merged_sha=sha,
+        updated_at=timezone.now(),
+    )

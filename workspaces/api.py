@@ -11,16 +11,25 @@ from rest_framework.views import APIView
 from repos.api.access import repo_or_404, require_admin
 from repos.api.pagination import Pagination
 from repos.api.permissions import Authenticated, TokenScope
-from workspaces import browse, cleanup, selectors, services
+from workspaces import browse, selectors, services
 from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 
-class WorkspaceSerializer(serializers.Serializer):
+class FlagsSerializer(serializers.Serializer):
+    frozen = serializers.BooleanField(help_text="A moderator froze it: its owner may not push or add to it.")
+    hidden = serializers.BooleanField(help_text="Shown only to its owner, repository admins and staff.")
+    taken_down = serializers.BooleanField(help_text="Its refs are out of reach; it accepts nothing.")
+    state = serializers.CharField(
+        help_text="The most restrictive flag set (taken_down, hidden, frozen) or "
+        "active; read the flags, which combine."
+    )
+
+
+class WorkspaceSerializer(FlagsSerializer):
     username = serializers.CharField()
     refs = serializers.IntegerField()
     last_commit = serializers.DateTimeField(allow_null=True)
     last_push = serializers.DateTimeField(allow_null=True)
-    state = serializers.CharField()
 
 
 class RefSerializer(serializers.Serializer):
@@ -33,10 +42,11 @@ class RefSerializer(serializers.Serializer):
     behind = serializers.IntegerField(allow_null=True)
 
 
-class WorkspaceDetailSerializer(serializers.Serializer):
+class WorkspaceDetailSerializer(FlagsSerializer):
     username = serializers.CharField()
-    state = serializers.CharField()
-    ref_count = serializers.IntegerField(help_text="All refs in the workspace; `refs` holds one page of them.")
+    ref_count = serializers.IntegerField(
+        help_text="All refs in the workspace; `refs` holds one page of them."
+    )
     next = serializers.CharField(allow_null=True, help_text="URL of the next page of refs, if any.")
     refs = RefSerializer(many=True, help_text="Newest commit first; `?page=` and `?per_page=` (at most 100).")
 
@@ -69,14 +79,20 @@ class WorkspaceDetailView(APIView):
         if not selectors.visible_to(request.user, repo, username):
             raise NotFound("Workspace not found.")
         refs = browse.user_refs(repo, username)
-        state = selectors.workspace_state(repo, username)
+        flags = selectors.workspace_flags(repo, username)
         if not refs and not Workspace.objects.filter(repository=repo, user__username=username).exists():
             raise NotFound("Workspace not found.")
         # ahead/behind costs a git process per ref (up to 1000 a user): one page at a time.
         paginator = Pagination()
         page = paginator.paginate_queryset(refs, request, view=self)
-        data = {"username": username, "state": state, "ref_count": len(refs), "next": paginator.get_next_link(),
-                "refs": [r.__dict__ for r in browse.with_counts(repo, page)]}
+        data = {
+            "username": username,
+            **flags,
+            "state": selectors.state_of(flags),
+            "ref_count": len(refs),
+            "next": paginator.get_next_link(),
+            "refs": [r.__dict__ for r in browse.with_counts(repo, page)],
+        }
         return Response(WorkspaceDetailSerializer(data).data)
 
 
@@ -84,7 +100,9 @@ class ProtectedBranchListView(APIView):
     @extend_schema(responses=ProtectedBranchSerializer(many=True))
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
-        return Response(ProtectedBranchSerializer(ProtectedBranch.objects.filter(repository=repo), many=True).data)
+        return Response(
+            ProtectedBranchSerializer(ProtectedBranch.objects.filter(repository=repo), many=True).data
+        )
 
 
 class ProtectedBranchDetailView(APIView):
@@ -96,8 +114,9 @@ class ProtectedBranchDetailView(APIView):
         require_admin(request, repo)
         data = ProtectedBranchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        protected = services.protected_branch_set(repo=repo, name=branch,
-                                                  allow_force=data.validated_data.get("allow_force", False))
+        protected = services.protected_branch_set(
+            repo=repo, name=branch, allow_force=data.validated_data.get("allow_force", False)
+        )
         return Response(ProtectedBranchSerializer(protected).data)
 
     @extend_schema(responses={204: None})
@@ -126,28 +145,47 @@ class WorkspaceSettingsView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         ws = services.workspace_settings_update(
-            repo=repo, maintainers_may_edit=values.get("maintainers_may_edit"),
-            ref_limit=values.get("ref_limit"), clear_ref_limit="ref_limit" in values and values["ref_limit"] is None,
+            repo=repo,
+            maintainers_may_edit=values.get("maintainers_may_edit"),
+            ref_limit=values.get("ref_limit"),
+            clear_ref_limit="ref_limit" in values and values["ref_limit"] is None,
             delete_merged_refs=values.get("delete_merged_refs"),
         )
         return Response(_settings_data(ws))
 
 
 def _settings_data(ws) -> dict:
-    return {"maintainers_may_edit": ws.maintainers_may_edit, "ref_limit": ws.ref_limit,
-            "delete_merged_refs": ws.delete_merged_refs}
+    return {
+        "maintainers_may_edit": ws.maintainers_may_edit,
+        "ref_limit": ws.ref_limit,
+        "delete_merged_refs": ws.delete_merged_refs,
+    }
 
 
 class ArchivedRefSerializer(serializers.ModelSerializer):
     class Meta:
         model = ArchivedRef
-        fields = ["id", "ref", "sha", "branch", "how", "reason", "push", "created_at", "expires_at", "state",
-                  "restored_at"]
+        fields = [
+            "id",
+            "ref",
+            "sha",
+            "branch",
+            "how",
+            "reason",
+            "push",
+            "created_at",
+            "expires_at",
+            "state",
+            "restored_at",
+        ]
 
 
 class RestoreSerializer(serializers.Serializer):
-    name = serializers.CharField(required=False, max_length=255,
-                                 help_text="Restore under this name in the same workspace (default: the old one).")
+    name = serializers.CharField(
+        required=False,
+        max_length=255,
+        help_text="Restore under this name in the same workspace (default: the old one).",
+    )
 
 
 class ArchivedRefListView(APIView):
@@ -164,8 +202,14 @@ class ArchivedRefListView(APIView):
 class ArchivedRefRestoreView(APIView):
     permission_classes = [Authenticated, TokenScope]
 
-    @extend_schema(request=RestoreSerializer, responses={200: inline_serializer(
-        "Restored", {"ref": serializers.CharField(), "sha": serializers.CharField()})})
+    @extend_schema(
+        request=RestoreSerializer,
+        responses={
+            200: inline_serializer(
+                "Restored", {"ref": serializers.CharField(), "sha": serializers.CharField()}
+            )
+        },
+    )
     def post(self, request, owner: str, name: str, username: str, pk: int):
         repo = repo_or_404(request, owner, name)
         archived = ArchivedRef.objects.filter(repository=repo, username=username, pk=pk).first()
@@ -173,5 +217,7 @@ class ArchivedRefRestoreView(APIView):
             raise NotFound("Archived ref not found.")
         data = RestoreSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        ref = cleanup.restore(archived, user=request.user, name=data.validated_data.get("name"))
+        ref = services.archived_ref_restore(
+            archived=archived, user=request.user, name=data.validated_data.get("name")
+        )
         return Response({"ref": ref, "sha": archived.sha})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema
@@ -17,21 +17,37 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from repos.api.permissions import Authenticated, TokenScope
-from repos.errors import ServiceError
+from repos.errors import Forbidden, ServiceError
 from repos.lifecycle import purge_after
 from workspaces import exports
 from workspaces.models import WorkspaceExport
 
 
 def _download(request, export_id: int):
-    export = WorkspaceExport.objects.select_related("repository").filter(
-        pk=export_id, user=request.user, state=WorkspaceExport.State.READY, repository__deleted_at__isnull=False
-    ).first()
+    """The bundle, or None if there is none to give. Forbidden if the workspace was taken down
+    since it was built: the file holds what the take-down withholds."""
+    export = (
+        WorkspaceExport.objects.select_related("repository")
+        .filter(
+            pk=export_id,
+            user=request.user,
+            state=WorkspaceExport.State.READY,
+            repository__deleted_at__isnull=False,
+        )
+        .first()
+    )
+    refusal = exports.export_refusal(export.repository, request.user) if export else None
+    if refusal:
+        raise Forbidden(refusal, code="workspace_moderated")
     path = exports.export_file(export) if export else None
     if path is None or not path.is_file():
         return None
-    response = FileResponse(open(path, "rb"), content_type="application/x-git-bundle", as_attachment=True,  # noqa: SIM115
-                            filename=f"{export.repository.name}-{request.user.username}.bundle")
+    response = FileResponse(
+        open(path, "rb"),  # noqa: SIM115 - FileResponse closes it
+        content_type="application/x-git-bundle",
+        as_attachment=True,
+        filename=f"{export.repository.name}-{request.user.username}.bundle",
+    )
     response["Cache-Control"] = "private, no-store"
     return response
 
@@ -54,13 +70,18 @@ def export_request(request, repo_id: int):
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Building a bundle of your workspace in {repo.full_name}; refresh in a moment.")
+        messages.success(
+            request, f"Building a bundle of your workspace in {repo.full_name}; refresh in a moment."
+        )
     return redirect("workspace-exports")
 
 
 @login_required
 def export_download(request, export_id: int):
-    response = _download(request, export_id)
+    try:
+        response = _download(request, export_id)
+    except Forbidden as exc:
+        return HttpResponseForbidden(exc.message, content_type="text/plain; charset=utf-8")
     if response is None:
         raise Http404
     return response
@@ -73,8 +94,18 @@ class ExportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = WorkspaceExport
-        fields = ["id", "repository", "repository_id", "state", "size", "ref_count", "error", "created_at",
-                  "finished_at", "download_url"]
+        fields = [
+            "id",
+            "repository",
+            "repository_id",
+            "state",
+            "size",
+            "ref_count",
+            "error",
+            "created_at",
+            "finished_at",
+            "download_url",
+        ]
         read_only_fields = fields
 
     def get_download_url(self, obj) -> str | None:
@@ -103,7 +134,9 @@ class ExportListView(APIView):
         data.is_valid(raise_exception=True)
         repo = exports.exportable_repository(request.user, data.validated_data["repository_id"])
         export = exports.workspace_export_request(repo=repo, user=request.user)
-        return Response(ExportSerializer(export, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+        return Response(
+            ExportSerializer(export, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
+        )
 
 
 class ExportDetailView(APIView):
@@ -111,7 +144,11 @@ class ExportDetailView(APIView):
 
     @extend_schema(responses=ExportSerializer)
     def get(self, request, export_id: int):
-        export = WorkspaceExport.objects.filter(pk=export_id, user=request.user).select_related("repository__owner").first()
+        export = (
+            WorkspaceExport.objects.filter(pk=export_id, user=request.user)
+            .select_related("repository__owner")
+            .first()
+        )
         if export is None:
             raise NotFound("Export not found.")
         return Response(ExportSerializer(export, context={"request": request}).data)

@@ -20,11 +20,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from repos.errors import InvalidInput, NotFound
+from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.git import GitError, run_git
 from repos.lifecycle import purge_after
 from repos.models import Repository, User
-from workspaces.models import WorkspaceExport
+from workspaces.models import Workspace, WorkspaceExport
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,12 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
     if not path.exists():
         return {}
     tips = run_git(
-        ["for-each-ref", "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname)",
-         "refs/heads/", "refs/tags/"],
+        [
+            "for-each-ref",
+            "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname)",
+            "refs/heads/",
+            "refs/tags/",
+        ],
         repo=path,
     ).text
     commits = set()
@@ -56,7 +60,12 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
             commits.add(oid)
         elif peeled_kind == "commit":
             commits.add(peeled)
-    args = ["for-each-ref", "--format=%(refname)", *(f"--no-merged={oid}" for oid in sorted(commits)), "refs/users/"]
+    args = [
+        "for-each-ref",
+        "--format=%(refname)",
+        *(f"--no-merged={oid}" for oid in sorted(commits)),
+        "refs/users/",
+    ]
     found: dict[str, list[str]] = {}
     for ref in run_git(args, repo=path).text.splitlines():
         parts = ref.split("/", 3)
@@ -66,7 +75,9 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
 
 
 def user_refs(repo: Repository, username: str) -> list[str]:
-    out = run_git(["for-each-ref", "--format=%(refname)", f"refs/users/{username}/"], repo=repo.disk_path).text
+    out = run_git(
+        ["for-each-ref", "--format=%(refname)", f"refs/users/{username}/"], repo=repo.disk_path
+    ).text
     return [line for line in out.splitlines() if line]
 
 
@@ -84,8 +95,10 @@ def notify_contributors(repo: Repository) -> list[str]:
         notify(
             user,
             kind="repository_deleted",
-            text=(f"{repo.full_name} was deleted. Your workspace there has {count} unmerged "
-                  f"ref{'s' if count != 1 else ''}: download it as a git bundle before {until:%Y-%m-%d}."),
+            text=(
+                f"{repo.full_name} was deleted. Your workspace there has {count} unmerged "
+                f"ref{'s' if count != 1 else ''}: download it as a git bundle before {until:%Y-%m-%d}."
+            ),
             url="/settings/workspace-exports",
             repository=repo,
         )
@@ -97,6 +110,10 @@ def exportable_repository(user, repo_id: int) -> Repository:
     """A deleted (not yet purged) repository in which `user` has workspace refs; NotFound
     otherwise, so nobody learns of deleted repositories they had no work in."""
     repo = Repository.objects.select_related("owner").filter(pk=repo_id, deleted_at__isnull=False).first()
+    # A taken-down workspace has no refs under refs/users/ any more: say why, not "no workspace".
+    refusal = export_refusal(repo, user) if repo is not None and user.is_authenticated else None
+    if refusal:
+        raise Forbidden(refusal, code="workspace_moderated")
     if repo is None or not user.is_authenticated or not user_refs(repo, user.username):
         raise NotFound("No workspace of yours to export there.")
     return repo
@@ -114,12 +131,31 @@ def exportable_repositories(user) -> list[Repository]:
     )
 
 
+def export_refusal(repo: Repository, user) -> str | None:
+    """Why the user may not have a bundle of their workspace, or None. A take-down holds the
+    content from its owner too (the refs moved out of refs/users/, and an export must not hand
+    them back); a freeze stops writes only, so a frozen workspace may export."""
+    if not user.is_active:
+        return "This account is deactivated."
+    if Workspace.objects.filter(repository=repo, user=user, taken_down=True).exists():
+        return (
+            f"Your workspace in {repo.full_name} was taken down by a moderator: it cannot be exported. "
+            "Contact the site's staff."
+        )
+    return None
+
+
 @transaction.atomic
 def workspace_export_request(*, repo: Repository, user: User) -> WorkspaceExport:
     """Queue a bundle of the user's workspace; a pending request is reused."""
     if repo.deleted_at is None:
         raise InvalidInput("Exports are for deleted repositories; fetch your workspace with git instead.")
-    pending = WorkspaceExport.objects.filter(repository=repo, user=user, state=WorkspaceExport.State.PENDING).first()
+    refusal = export_refusal(repo, user)
+    if refusal:
+        raise Forbidden(refusal, code="workspace_moderated")
+    pending = WorkspaceExport.objects.filter(
+        repository=repo, user=user, state=WorkspaceExport.State.PENDING
+    ).first()
     if pending is not None:
         return pending
     export = WorkspaceExport.objects.create(repository=repo, user=user)
@@ -138,10 +174,18 @@ def workspace_export_build(*, export: WorkspaceExport) -> WorkspaceExport:
     name = f"{export.pk}-{username}-{secrets.token_hex(8)}.bundle"
     tmp = root / f".tmp-{name}"
     try:
+        # Checked again here: a take-down may have come between the request and the build.
+        refusal = export_refusal(repo, export.user)
+        if refusal:
+            raise InvalidInput(refusal)
         if not refs:
             raise InvalidInput(f"refs/users/{username}/ has no refs in {repo.full_name}.")
-        run_git(["bundle", "create", "--quiet", str(tmp), "--stdin"], repo=repo.disk_path,
-                input="".join(f"{ref}\n" for ref in refs).encode(), timeout=settings.BUNDLE_GIT_TIMEOUT)
+        run_git(
+            ["bundle", "create", "--quiet", str(tmp), "--stdin"],
+            repo=repo.disk_path,
+            input="".join(f"{ref}\n" for ref in refs).encode(),
+            timeout=settings.BUNDLE_GIT_TIMEOUT,
+        )
         os.replace(tmp, root / name)
     except (GitError, InvalidInput) as exc:
         tmp.unlink(missing_ok=True)
@@ -151,8 +195,11 @@ def workspace_export_build(*, export: WorkspaceExport) -> WorkspaceExport:
         export.refresh_from_db()
         return export
     WorkspaceExport.objects.filter(pk=export.pk).update(
-        state=WorkspaceExport.State.READY, path=f"{repo.pk}/{name}", size=(root / name).stat().st_size,
-        ref_count=len(refs), finished_at=timezone.now(),
+        state=WorkspaceExport.State.READY,
+        path=f"{repo.pk}/{name}",
+        size=(root / name).stat().st_size,
+        ref_count=len(refs),
+        finished_at=timezone.now(),
     )
     export.refresh_from_db()
     return export

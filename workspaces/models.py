@@ -1,4 +1,4 @@
-"""Workspaces: per-repository settings, protected branches, and each user's workspace state."""
+"""Workspaces: per-repository settings, protected branches, and each user's workspace flags."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ class WorkspaceSettings(models.Model):
     maintainers_may_edit = models.BooleanField(
         default=True, help_text="Maintainers may push to other users' workspaces (admins always may)."
     )
-    ref_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Refs per user; empty: site default")
+    ref_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Refs per user; empty: site default"
+    )
     delete_merged_refs = models.BooleanField(
-        default=True, help_text="Delete workspace refs once their work is on a branch (restorable for a while)."
+        default=True,
+        help_text="Delete workspace refs once their work is on a branch (restorable for a while).",
     )
 
     def __str__(self) -> str:
@@ -38,20 +41,28 @@ class ProtectedBranch(models.Model):
         return f"{self.repository}:{self.name}"
 
 
-class WorkspaceState(models.TextChoices):
-    ACTIVE = "active", "active"
-    FROZEN = "frozen", "frozen"
-    HIDDEN = "hidden", "hidden"
-    TAKEN_DOWN = "taken_down", "taken down"
+# The moderation flags, in the order pages and audit rows show them.
+FLAGS = ("frozen", "hidden", "taken_down")
 
 
 class Workspace(models.Model):
     """One user's workspace on one repository (refs/users/<username>/*). The refs live in git;
-    this row holds what git cannot: moderation state and push statistics."""
+    this row holds what git cannot: moderation flags and push statistics.
+
+    The flags are independent: a frozen workspace that is then hidden stays frozen, and
+    lifting one flag leaves the others as they were."""
 
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="workspaces")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workspaces")
-    state = models.CharField(max_length=20, choices=WorkspaceState.choices, default=WorkspaceState.ACTIVE)
+    frozen = models.BooleanField(default=False, help_text="The owner may not push or add to it from the web.")
+    hidden = models.BooleanField(
+        default=False, help_text="Shown only to its owner, repository admins and staff."
+    )
+    taken_down = models.BooleanField(
+        default=False, help_text="Refs moved out of reach; accepts nothing (legal hold)."
+    )
+    # A repository ban froze it: the unban lifts that freeze, and only that one.
+    frozen_by_ban = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_push_at = models.DateTimeField(null=True, blank=True)
 
@@ -64,6 +75,29 @@ class Workspace(models.Model):
     @property
     def prefix(self) -> str:
         return f"refs/users/{self.user.username}/"
+
+    @property
+    def flags(self) -> dict[str, bool]:
+        """What audit rows record: every flag, set or not."""
+        return {name: bool(getattr(self, name)) for name in FLAGS}
+
+    @property
+    def flag_labels(self) -> list[str]:
+        """The flags that are set, as pages show them ("frozen", "hidden", "taken down")."""
+        return [name.replace("_", " ") for name in FLAGS if getattr(self, name)]
+
+    @property
+    def refuses_writes(self) -> bool:
+        # A take-down refuses pushes too: the workspace is under legal hold.
+        return self.frozen or self.taken_down
+
+    @property
+    def state(self) -> str:
+        """The most restrictive flag, or "active": read-only, for callers that show one word."""
+        for name in reversed(FLAGS):
+            if getattr(self, name):
+                return name
+        return "active"
 
 
 class PatchId(models.Model):
@@ -109,14 +143,16 @@ class ArchivedRef(models.Model):
     how = models.CharField(max_length=20)  # merged / rebased / squashed
     reason = models.CharField(max_length=300)
     push = models.ForeignKey("repos.Push", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    deleted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     state = models.CharField(max_length=10, choices=State.choices, default=State.ARCHIVED)
     restored_at = models.DateTimeField(null=True, blank=True)
-    restored_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")
+    restored_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -131,10 +167,13 @@ class ArchivedRef(models.Model):
 
 class ModerationAction(models.TextChoices):
     FREEZE = "freeze"
+    UNFREEZE = "unfreeze"
     HIDE = "hide"
+    UNHIDE = "unhide"
     TAKE_DOWN = "take_down"
+    LIFT_TAKE_DOWN = "lift_take_down"
     PURGE = "purge"
-    RESTORE = "restore"
+    RESTORE = "restore"  # clears every flag
     BAN = "ban"
     UNBAN = "unban"
     SITE_BAN = "site_ban"
@@ -145,13 +184,20 @@ class ModerationAction(models.TextChoices):
 class AuditEntry(models.Model):
     """One moderation action, written in the same transaction as the change it records."""
 
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     action = models.CharField(max_length=20, choices=ModerationAction.choices)
     # SET_NULL: the log outlives repositories and workspaces; `before`/`after` say what they were.
-    repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    target_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")
-    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    repository = models.ForeignKey(
+        Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    target_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reason = models.TextField()
     before = models.JSONField(default=dict)
     after = models.JSONField(default=dict)
@@ -169,7 +215,9 @@ class RepositoryBan(models.Model):
 
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="bans")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reason = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -190,12 +238,15 @@ class Report(models.Model):
 
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="reports")
     target_user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reason = models.TextField()
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
-    closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                  related_name="+")
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -218,7 +269,9 @@ class WorkspaceExport(models.Model):
         FAILED = "failed"
 
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="workspace_exports")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workspace_exports")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workspace_exports"
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     # Relative to VAR_DIR/exports; empty until the bundle is ready.
     path = models.CharField(max_length=200, blank=True)

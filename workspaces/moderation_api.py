@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from repos import selectors as repo_selectors
-from repos.api.pagination import Pagination
+from repos.api.pagination import Pagination, paginated
 from repos.api.permissions import Authenticated, TokenScope
 from workspaces import moderation
 from workspaces import moderation_selectors as msel
@@ -35,6 +35,11 @@ class ReportSerializer(serializers.Serializer):
     reporter = serializers.CharField(source="reporter.username", allow_null=True, default=None)
     reason = serializers.CharField()
     state = serializers.CharField()
+    workspace = serializers.DictField(
+        source="flags",
+        child=serializers.BooleanField(),
+        help_text='The workspace\'s flags now: {"frozen", "hidden", "taken_down"}',
+    )
     created_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
 
@@ -54,8 +59,9 @@ class AuditEntrySerializer(serializers.Serializer):
 class ActionSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=[a for a in ModerationAction.values if a != "dismiss_report"])
     username = serializers.CharField(max_length=150)
-    repository = serializers.CharField(max_length=300, required=False, allow_blank=True,
-                                       help_text="owner/name; not for site bans")
+    repository = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, help_text="owner/name; not for site bans"
+    )
     reason = serializers.CharField(max_length=moderation.REASON_MAX)
     report = serializers.IntegerField(required=False, help_text="A report this action resolves")
 
@@ -67,13 +73,16 @@ class DismissSerializer(serializers.Serializer):
 class ReportListView(APIView):
     permission_classes = STAFF
 
-    @extend_schema(responses=ReportSerializer(many=True),
-                   parameters=[OpenApiParameter("state", str, description="open (default), resolved, dismissed, all")])
+    @extend_schema(
+        operation_id="moderation_reports_list",
+        responses=paginated(ReportSerializer),
+        parameters=[OpenApiParameter("state", str, description="open (default), resolved, dismissed, all")],
+    )
     def get(self, request):
         state = request.query_params.get("state", Report.State.OPEN)
         rows = msel.reports_queue(state=None if state == "all" else state)
         paginator = Pagination()
-        page = paginator.paginate_queryset(rows, request, view=self)
+        page = msel.with_flags(paginator.paginate_queryset(rows, request, view=self))
         return paginator.get_paginated_response(ReportSerializer(page, many=True).data)
 
 
@@ -87,9 +96,13 @@ class ReportDismissView(APIView):
             raise NotFound("Report not found.")
         data = DismissSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = moderation.report_close(report=report, acting_user=request.user, resolved=False,
-                                         reason=data.validated_data.get("reason", ""))
-        return Response(ReportSerializer(report).data)
+        report = moderation.report_close(
+            report=report,
+            acting_user=request.user,
+            resolved=False,
+            reason=data.validated_data.get("reason", ""),
+        )
+        return Response(ReportSerializer(msel.with_flags([report])[0]).data)
 
 
 class ActionView(APIView):
@@ -106,22 +119,36 @@ class ActionView(APIView):
             repo = repo_selectors.readable_repository(request.user, owner, name)
             if repo is None:
                 raise NotFound("Repository not found.")
-        entry = run_action(action=values["action"], acting_user=request.user, username=values["username"],
-                           reason=values["reason"], repo=repo, report_id=values.get("report"))
+        entry = run_action(
+            action=values["action"],
+            acting_user=request.user,
+            username=values["username"],
+            reason=values["reason"],
+            repo=repo,
+            report_id=values.get("report"),
+        )
         return Response(AuditEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
 
 
 class AuditLogView(APIView):
     permission_classes = STAFF
 
-    @extend_schema(responses=AuditEntrySerializer(many=True), parameters=[
-        OpenApiParameter("repository", str, description="owner/name"),
-        OpenApiParameter("user", str, description="the target's or the actor's username"),
-        OpenApiParameter("action", str)])
+    @extend_schema(
+        operation_id="moderation_audit_list",
+        responses=paginated(AuditEntrySerializer),
+        parameters=[
+            OpenApiParameter("repository", str, description="owner/name"),
+            OpenApiParameter("user", str, description="the target's or the actor's username"),
+            OpenApiParameter("action", str),
+        ],
+    )
     def get(self, request):
         params = request.query_params
-        rows = msel.audit_log(repository=params.get("repository", ""), user=params.get("user", ""),
-                              action=params.get("action", ""))
+        rows = msel.audit_log(
+            repository=params.get("repository", ""),
+            user=params.get("user", ""),
+            action=params.get("action", ""),
+        )
         paginator = Pagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(AuditEntrySerializer(page, many=True).data)

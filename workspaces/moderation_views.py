@@ -23,9 +23,13 @@ PER_PAGE = 50
 
 ACTIONS = {
     ModerationAction.FREEZE: moderation.do_freeze_workspace,
+    ModerationAction.UNFREEZE: moderation.do_unfreeze_workspace,
     ModerationAction.HIDE: moderation.do_hide_workspace,
+    ModerationAction.UNHIDE: moderation.do_unhide_workspace,
     ModerationAction.TAKE_DOWN: moderation.do_take_down_workspace,
+    ModerationAction.LIFT_TAKE_DOWN: moderation.do_lift_take_down,
     ModerationAction.PURGE: moderation.do_purge_workspace,
+    # Clears every flag: the action the pages and the API had before the flags were separate.
     ModerationAction.RESTORE: moderation.do_restore_workspace,
     ModerationAction.BAN: moderation.do_ban_from_repository,
     ModerationAction.UNBAN: moderation.do_unban_from_repository,
@@ -74,14 +78,18 @@ def report_workspace(request, owner: str, name: str, username: str):
     form = ReasonForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            moderation.report_create(repo=repo, target_user=target, reporter=request.user,
-                                     reason=form.cleaned_data["reason"])
+            moderation.report_create(
+                repo=repo, target_user=target, reporter=request.user, reason=form.cleaned_data["reason"]
+            )
             messages.success(request, "Thank you: the report went to the moderators.")
             return redirect("workspace-user", owner=repo.owner.username, name=repo.name, username=username)
         except ServiceError as exc:
             form.add_error(None, exc.message)
-    return render(request, "workspaces/report.html", {"repo": repo, "username": username, "form": form,
-                                                       "tab": "workspaces"})
+    return render(
+        request,
+        "workspaces/report.html",
+        {"repo": repo, "username": username, "form": form, "tab": "workspaces"},
+    )
 
 
 def _audit_page(request, repo=None):
@@ -99,8 +107,9 @@ def _act(request, repo, redirect_to):
         if report is None or (repo is not None and report.repository_id != repo.pk):
             raise Http404
         try:
-            moderation.report_close(report=report, acting_user=request.user, resolved=False,
-                                    reason=request.POST.get("reason", ""))
+            moderation.report_close(
+                report=report, acting_user=request.user, resolved=False, reason=request.POST.get("reason", "")
+            )
             messages.success(request, "Report dismissed.")
         except ServiceError as exc:
             messages.error(request, exc.message)
@@ -113,9 +122,14 @@ def _act(request, repo, redirect_to):
             messages.error(request, "No such repository.")
             return redirect_to
     try:
-        run_action(action=request.POST.get("action", ""), acting_user=request.user,
-                   username=request.POST.get("username", "").strip(), reason=request.POST.get("reason", ""),
-                   repo=target_repo, report_id=request.POST.get("report") or None)
+        run_action(
+            action=request.POST.get("action", ""),
+            acting_user=request.user,
+            username=request.POST.get("username", "").strip(),
+            reason=request.POST.get("reason", ""),
+            repo=target_repo,
+            report_id=request.POST.get("report") or None,
+        )
         messages.success(request, "Done; the action is in the audit log.")
     except ServiceError as exc:
         messages.error(request, exc.message)
@@ -129,10 +143,18 @@ def staff_page(request):
     if request.method == "POST":
         return _act(request, None, redirect("moderation"))
     page, filters = _audit_page(request)
-    return render(request, "workspaces/moderation.html", {
-        "reports": msel.reports_queue()[:100], "page": page, "filters": filters, "repo": None,
-        "actions": [*ACTIONS, *SITE_ACTIONS], "all_actions": ModerationAction.values,
-    })
+    return render(
+        request,
+        "workspaces/moderation.html",
+        {
+            "reports": msel.with_flags(msel.reports_queue()[:100]),
+            "page": page,
+            "filters": filters,
+            "repo": None,
+            "actions": [*ACTIONS, *SITE_ACTIONS],
+            "all_actions": ModerationAction.values,
+        },
+    )
 
 
 @login_required
@@ -141,13 +163,22 @@ def repository_page(request, owner: str, name: str):
     if not moderation.may_moderate(request.user, repo):
         raise Http404
     if request.method == "POST":
-        return _act(request, repo, redirect("repository-moderation", owner=repo.owner.username, name=repo.name))
+        return _act(
+            request, repo, redirect("repository-moderation", owner=repo.owner.username, name=repo.name)
+        )
     page, filters = _audit_page(request, repo)
-    workspaces = Workspace.objects.filter(repository=repo).exclude(state="active").select_related("user")
-    return render(request, "workspaces/moderation.html", {
-        "reports": msel.reports_queue(repo=repo)[:100], "page": page, "filters": filters, "repo": repo,
-        "actions": list(ACTIONS) if moderation.is_staff(request.user) else ADMIN_ACTIONS,
-        "all_actions": ModerationAction.values, "moderated": workspaces,
-        "bans": repo.bans.select_related("user"),
-    })
-
+    workspaces = Workspace.objects.filter(selectors.MODERATED, repository=repo).select_related("user")
+    return render(
+        request,
+        "workspaces/moderation.html",
+        {
+            "reports": msel.with_flags(msel.reports_queue(repo=repo)[:100]),
+            "page": page,
+            "filters": filters,
+            "repo": repo,
+            "actions": list(ACTIONS) if moderation.is_staff(request.user) else ADMIN_ACTIONS,
+            "all_actions": ModerationAction.values,
+            "moderated": workspaces,
+            "bans": repo.bans.select_related("user"),
+        },
+    )

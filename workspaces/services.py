@@ -1,19 +1,28 @@
-"""Writes for workspaces: repository workspace settings and branch protection (admins only)."""
+"""Writes for workspaces: repository workspace settings and branch protection (admins only), and
+restoring an archived ref (the owner or an admin, while the workspace's flags allow it)."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
-from repos.errors import InvalidInput
+from repos.errors import Forbidden, InvalidInput
 from repos.git import is_valid_refname
 from repos.models import Repository
-from workspaces.models import ProtectedBranch, WorkspaceSettings
+from repos.visibility import refuse_republishing
+from workspaces import cleanup
+from workspaces.models import ArchivedRef, ProtectedBranch, WorkspaceSettings
+from workspaces.selectors import write_refusal
 
 
 @transaction.atomic
-def workspace_settings_update(*, repo: Repository, maintainers_may_edit: bool | None = None,
-                              ref_limit: int | None = None, clear_ref_limit: bool = False,
-                              delete_merged_refs: bool | None = None) -> WorkspaceSettings:
+def workspace_settings_update(
+    *,
+    repo: Repository,
+    maintainers_may_edit: bool | None = None,
+    ref_limit: int | None = None,
+    clear_ref_limit: bool = False,
+    delete_merged_refs: bool | None = None,
+) -> WorkspaceSettings:
     ws, _ = WorkspaceSettings.objects.get_or_create(repository=repo)
     if maintainers_may_edit is not None:
         ws.maintainers_may_edit = maintainers_may_edit
@@ -44,3 +53,14 @@ def protected_branch_set(*, repo: Repository, name: str, allow_force: bool = Fal
 def protected_branch_remove(*, repo: Repository, name: str) -> bool:
     deleted, _ = ProtectedBranch.objects.filter(repository=repo, name=name).delete()
     return bool(deleted)
+
+
+def archived_ref_restore(*, archived: ArchivedRef, user, name: str | None = None) -> str:
+    """Bring an archived ref back into its workspace. Restoring adds to the workspace as a push
+    would, so the workspace's moderation flags apply: a freeze refuses its owner, a take-down
+    everyone, and a deactivated account can do nothing."""
+    reason = write_refusal(archived.repository, archived.username, actor=user, what="restoring a deleted ref")
+    if reason:
+        raise Forbidden(reason, code="workspace_moderated")
+    refuse_republishing(archived.repository, user, [archived.sha])
+    return cleanup.restore(archived, user=user, name=name)

@@ -10,11 +10,11 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from repos.errors import InvalidInput, ServiceError
+from repos.errors import Forbidden, InvalidInput, ServiceError
 from repos.git import is_valid_refname
 from repos.views import admin_repo_or_404, repo_or_404
 from repos.views.diffs import diff_context
-from workspaces import browse, cleanup, selectors, services
+from workspaces import browse, selectors, services
 from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 REFS_PER_PAGE = 50
@@ -26,7 +26,7 @@ def workspaces_index(request, owner: str, name: str):
     return render(request, "workspaces/index.html", {"repo": repo, "entries": entries, "tab": "workspaces"})
 
 
-def workspace_user(request, owner: str, name: str, username: str):
+def workspace_user(request, owner: str, name: str, username: str, *, status: int = 200):
     repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
@@ -34,25 +34,49 @@ def workspace_user(request, owner: str, name: str, username: str):
     page = Paginator(browse.user_refs(repo, username), REFS_PER_PAGE).get_page(request.GET.get("page"))
     row = Workspace.objects.filter(repository=repo, user__username=username).first()
     archived = ArchivedRef.objects.filter(repository=repo, username=username).exclude(
-        state=ArchivedRef.State.EXPIRED)[:50]
-    return render(request, "workspaces/user.html", {
-        "repo": repo, "username": username, "refs": browse.with_counts(repo, page.object_list), "page": page,
-        "state": selectors.workspace_state(repo, username), "workspace": row, "tab": "workspaces",
-        "archived": archived, "may_restore": selectors.may_restore(request.user, repo, username),
-    })
+        state=ArchivedRef.State.EXPIRED
+    )[:50]
+    if row is None and not page.object_list and not archived:
+        raise Http404  # no such workspace: answered as a hidden one is, so neither tells
+    may_restore = selectors.may_restore(request.user, repo, username)
+    refusal = selectors.write_refusal(repo, username, actor=request.user, what="restoring a deleted ref")
+    return render(
+        request,
+        "workspaces/user.html",
+        {
+            "repo": repo,
+            "username": username,
+            "refs": browse.with_counts(repo, page.object_list),
+            "page": page,
+            "state": row.state if row else "active",
+            "flag_labels": row.flag_labels if row else [],
+            "workspace": row,
+            "tab": "workspaces",
+            "archived": archived,
+            "may_restore": may_restore and not refusal,
+            "restore_refusal": refusal if may_restore else None,
+        },
+        status=status,
+    )
 
 
 @login_required
 @require_POST
 def archived_restore(request, owner: str, name: str, pk: int):
-    """Bring back a workspace ref that cleanup deleted (its owner, or an admin)."""
+    """Bring back a workspace ref that cleanup deleted (its owner, or an admin). A refusal by
+    the workspace's moderation flags answers 403 with the workspace page and its reason."""
     repo = repo_or_404(request, owner, name)
     archived = ArchivedRef.objects.filter(repository=repo, pk=pk).first()
     if archived is None or not selectors.visible_to(request.user, repo, archived.username):
         raise Http404
     try:
-        ref = cleanup.restore(archived, user=request.user, name=request.POST.get("name") or None)
+        ref = services.archived_ref_restore(
+            archived=archived, user=request.user, name=request.POST.get("name") or None
+        )
         messages.success(request, f"Restored {ref}.")
+    except Forbidden as exc:
+        messages.error(request, exc.message)
+        return workspace_user(request, owner, name, archived.username, status=403)
     except ServiceError as exc:
         messages.error(request, exc.message)
     return redirect("workspace-user", owner=repo.owner.username, name=repo.name, username=archived.username)
@@ -70,10 +94,19 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
         raise Http404
     commits = browse.ref_commits(repo, ref)
     base = browse.merge_base(repo, ref)
-    return render(request, "workspaces/ref.html", {
-        "repo": repo, "username": username, "ref": browse.with_counts(repo, [current])[0], "commits": commits,
-        "base": base, "tab": "workspaces", **diff_context(request, repo.disk_path, base, current.sha),
-    })
+    return render(
+        request,
+        "workspaces/ref.html",
+        {
+            "repo": repo,
+            "username": username,
+            "ref": browse.with_counts(repo, [current])[0],
+            "commits": commits,
+            "base": base,
+            "tab": "workspaces",
+            **diff_context(request, repo.disk_path, base, current.sha),
+        },
+    )
 
 
 @login_required
@@ -89,14 +122,19 @@ def workspace_settings(request, owner: str, name: str):
                 if limit and not limit.isdigit():
                     raise InvalidInput("The ref limit is a whole number.")
                 services.workspace_settings_update(
-                    repo=repo, maintainers_may_edit=request.POST.get("maintainers_may_edit") == "on",
-                    ref_limit=int(limit) if limit else None, clear_ref_limit=not limit,
+                    repo=repo,
+                    maintainers_may_edit=request.POST.get("maintainers_may_edit") == "on",
+                    ref_limit=int(limit) if limit else None,
+                    clear_ref_limit=not limit,
                     delete_merged_refs=request.POST.get("delete_merged_refs") == "on",
                 )
                 messages.success(request, "Workspace settings saved.")
             elif action == "protect":
-                services.protected_branch_set(repo=repo, name=request.POST.get("branch", ""),
-                                              allow_force=request.POST.get("allow_force") == "on")
+                services.protected_branch_set(
+                    repo=repo,
+                    name=request.POST.get("branch", ""),
+                    allow_force=request.POST.get("allow_force") == "on",
+                )
                 messages.success(request, "Branch protection saved.")
             elif action == "unprotect":
                 services.protected_branch_remove(repo=repo, name=request.POST.get("branch", ""))
@@ -104,7 +142,14 @@ def workspace_settings(request, owner: str, name: str):
         except ServiceError as exc:
             messages.error(request, exc.message)
         return redirect("workspace-settings", owner=repo.owner.username, name=repo.name)
-    return render(request, "workspaces/settings.html", {
-        "repo": repo, "ws": ws, "site_limit": settings.WORKSPACE_REF_LIMIT, "archive_days": settings.WORKSPACE_ARCHIVE_DAYS,
-        "protected": ProtectedBranch.objects.filter(repository=repo),
-    })
+    return render(
+        request,
+        "workspaces/settings.html",
+        {
+            "repo": repo,
+            "ws": ws,
+            "site_limit": settings.WORKSPACE_REF_LIMIT,
+            "archive_days": settings.WORKSPACE_ARCHIVE_DAYS,
+            "protected": ProtectedBranch.objects.filter(repository=repo),
+        },
+    )

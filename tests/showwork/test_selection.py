@@ -13,7 +13,7 @@ from reviews.models import Proposal
 from showwork.selection import select
 from tests.factories import UserFactory
 from tests.showwork.lab import DAY, NOW, Lab, text
-from workspaces.models import Workspace, WorkspaceState
+from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def test_cap_keeps_newest_stacks_and_counts_the_rest(lab):
 
 def test_hidden_workspace_invisible_to_others(lab):
     alice = UserFactory(username="alice")
-    Workspace.objects.create(repository=lab.repo, user=alice, state=WorkspaceState.HIDDEN)
+    Workspace.objects.create(repository=lab.repo, user=alice, hidden=True)
     drafts = lambda viewer: {n.sha for n in select(lab.repo, viewer=viewer, now=NOW).nodes if n.kind == "draft"}  # noqa: E731
     assert lab.shas["a1"] not in drafts(anon())
     assert lab.shas["a1"] not in drafts(UserFactory(username="mallory"))

@@ -107,10 +107,10 @@ def test_ref_limit_is_enforced_for_named_and_nameless_pushes(world):
 
 
 def test_frozen_workspace_refuses_its_owner(world):
-    from workspaces.models import Workspace, WorkspaceState
+    from workspaces.models import Workspace
 
     alice = world.add("alice")
-    Workspace.objects.create(repository=world.repo, user=alice.user, state=WorkspaceState.FROZEN)
+    Workspace.objects.create(repository=world.repo, user=alice.user, frozen=True)
     alice.commit("frozen out")
     result = alice.push("HEAD:refs/users/alice/x")
     assert result.returncode != 0 and "frozen by a moderator" in result.stderr

@@ -39,8 +39,9 @@ def scene(world):
 def ls_remote(pusher) -> dict[str, str]:
     # git fetches a public repository anonymously unless challenged: send the credentials.
     auth = base64.b64encode(f"{pusher.username}:{pusher.token}".encode()).decode()
-    out = pusher.git("-c", f"http.extraHeader=Authorization: Basic {auth}", "ls-remote", pusher.remote,
-                     check=True).stdout
+    out = pusher.git(
+        "-c", f"http.extraHeader=Authorization: Basic {auth}", "ls-remote", pusher.remote, check=True
+    ).stdout
     return {ref: oid for oid, ref in (line.split("\t") for line in out.splitlines())}
 
 
@@ -51,8 +52,12 @@ def anon_ls_remote(world) -> set[str]:
 
 
 def server_has(world, sha: str) -> bool:
-    return subprocess.run(["git", "--git-dir", str(world.repo.disk_path), "cat-file", "-e", sha],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "--git-dir", str(world.repo.disk_path), "cat-file", "-e", sha], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def last_audit(world) -> AuditEntry:
@@ -75,8 +80,16 @@ def test_freeze_refuses_the_owners_push_and_stays_visible(scene):
     assert ls_remote(scene.bob)["refs/users/alice/feature"] == scene.sha  # still visible
     entry = last_audit(scene)
     assert (entry.action, entry.actor, entry.target_user, entry.repository, entry.reason) == (
-        "freeze", owner, alice.user, scene.repo, "spam pushes")
-    assert (entry.before, entry.after) == ({"state": "active"}, {"state": "frozen"})
+        "freeze",
+        owner,
+        alice.user,
+        scene.repo,
+        "spam pushes",
+    )
+    assert (entry.before, entry.after) == (
+        {"frozen": False, "hidden": False, "taken_down": False},
+        {"frozen": True, "hidden": False, "taken_down": False},
+    )
     note = Notification.objects.get(user=alice.user, kind="workspace_freeze")
     assert "spam pushes" in note.text and note.url == "/owner/project/workspaces/alice"
 
@@ -88,8 +101,9 @@ def test_freeze_refuses_the_owners_push_and_stays_visible(scene):
 
 def test_hide_hides_refs_from_everyone_but_owner_and_admins(scene):
     maintainer = scene.add("maud", "maintainer")
-    moderation.do_hide_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.owner.user,
-                                 reason="offensive branch names")
+    moderation.do_hide_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.owner.user, reason="offensive branch names"
+    )
     ref = "refs/users/alice/feature"
     assert ref not in ls_remote(scene.bob)
     assert ref not in anon_ls_remote(scene)
@@ -97,7 +111,9 @@ def test_hide_hides_refs_from_everyone_but_owner_and_admins(scene):
     assert ls_remote(scene.alice)[ref] == scene.sha  # the owner
     assert ls_remote(scene.owner)[ref] == scene.sha  # a repository admin
     auth = base64.b64encode(f"bob:{scene.bob.token}".encode()).decode()
-    fetch = scene.bob.git("-c", f"http.extraHeader=Authorization: Basic {auth}", "fetch", scene.bob.remote, ref)
+    fetch = scene.bob.git(
+        "-c", f"http.extraHeader=Authorization: Basic {auth}", "fetch", scene.bob.remote, ref
+    )
     assert fetch.returncode != 0 and "couldn't find remote ref" in fetch.stderr
     # The pages: 404 to others, shown to the owner.
     page = f"/{scene.repo.full_name}/workspaces/alice"
@@ -107,8 +123,9 @@ def test_hide_hides_refs_from_everyone_but_owner_and_admins(scene):
     scene.alice.commit("still working", name="alice.txt")
     assert scene.alice.push("HEAD:refs/users/alice/feature").returncode == 0
     assert last_audit(scene).action == "hide"
-    moderation.do_restore_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.owner.user,
-                                    reason="renamed")
+    moderation.do_restore_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.owner.user, reason="renamed"
+    )
     assert ref in ls_remote(scene.bob)
 
 
@@ -131,14 +148,25 @@ def test_take_down_moves_refs_out_of_reach_and_restore_brings_them_back(scene):
     for user in (alice.user, scene.owner.user, scene.bob.user):
         assert signed_in(user).get(page).status_code == 404
     assert signed_in(staff).get(page).status_code == 200
-    for other in (f"tree/{scene.sha}", f"blob/{scene.sha}/alice.txt", f"raw/{scene.sha}/alice.txt",
-                  f"commits/{scene.sha}", f"compare/main...{scene.sha}", f"archive/{scene.sha}.tar.gz"):
+    for other in (
+        f"tree/{scene.sha}",
+        f"blob/{scene.sha}/alice.txt",
+        f"raw/{scene.sha}/alice.txt",
+        f"commits/{scene.sha}",
+        f"compare/main...{scene.sha}",
+        f"archive/{scene.sha}.tar.gz",
+    ):
         assert signed_in(scene.bob.user).get(f"/{repo.full_name}/{other}").status_code == 404, other
         assert signed_in(staff).get(f"/{repo.full_name}/{other}").status_code == 200, other
     assert Client().get(f"/{repo.full_name}/commit/{scene.base_sha}").status_code == 200  # main's: untouched
     entry = last_audit(scene)
     assert entry.action == "take_down" and entry.before["refs"] == {"refs/users/alice/feature": scene.sha}
-    assert entry.after == {"state": "taken_down", "refs": {"refs/takedown/alice/feature": scene.sha}}
+    assert entry.after == {
+        "frozen": False,
+        "hidden": False,
+        "taken_down": True,
+        "refs": {"refs/takedown/alice/feature": scene.sha},
+    }
     assert Notification.objects.filter(user=alice.user, kind="workspace_take_down").exists()
 
     # A repository admin may not restore a take-down; staff may.
@@ -163,8 +191,13 @@ def test_purge_removes_the_objects(scene):
     assert not [r for r in scene.refs() if "alice" in r]
     entry = last_audit(scene)
     assert entry.action == "purge" and set(entry.before["refs"]) == {
-        "refs/takedown/alice/feature", "refs/takedown/alice/other"}
-    assert git(scene.env, "clone", "--quiet", scene.bob.remote, str(scene.tmp / "after"), check=False).returncode == 0
+        "refs/takedown/alice/feature",
+        "refs/takedown/alice/other",
+    }
+    assert (
+        git(scene.env, "clone", "--quiet", scene.bob.remote, str(scene.tmp / "after"), check=False).returncode
+        == 0
+    )
 
 
 def test_purge_keeps_objects_other_refs_reach(scene):
@@ -187,7 +220,9 @@ def test_permissions(scene):
         moderation.do_take_down_workspace(repo=repo, user=alice.user, acting_user=maintainer, reason="x")
     # A repository admin: freeze here, but not take down or purge, and nothing elsewhere.
     with pytest.raises(Forbidden):
-        moderation.do_take_down_workspace(repo=repo, user=alice.user, acting_user=scene.owner.user, reason="x")
+        moderation.do_take_down_workspace(
+            repo=repo, user=alice.user, acting_user=scene.owner.user, reason="x"
+        )
     with pytest.raises(Forbidden):
         moderation.do_purge_workspace(repo=repo, user=alice.user, acting_user=scene.owner.user, reason="x")
     other = repo_services.repository_create(owner=UserFactory(username="carol"), name="elsewhere")
@@ -198,27 +233,36 @@ def test_permissions(scene):
     moderation.do_freeze_workspace(repo=repo, user=alice.user, acting_user=admin, reason="x")
     # Staff act everywhere.
     moderation.do_freeze_workspace(repo=other, user=alice.user, acting_user=scene.staff, reason="x")
-    assert Workspace.objects.get(repository=other, user=alice.user).state == "frozen"
+    assert Workspace.objects.get(repository=other, user=alice.user).frozen
     with pytest.raises(Forbidden):
         moderation.do_ban_from_site(user=alice.user, acting_user=scene.owner.user, reason="x")
     # Refused actions left no audit row.
     assert list(AuditEntry.objects.values_list("actor__username", "action").order_by("pk")) == [
-        ("adam", "freeze"), ("staff", "freeze")]
+        ("adam", "freeze"),
+        ("staff", "freeze"),
+    ]
 
 
 def test_repository_ban_refuses_every_push(scene):
     alice = scene.alice
     repo_services.membership_set(repo=scene.repo, user=alice.user, role=Role.MAINTAINER)
-    moderation.do_ban_from_repository(repo=scene.repo, user=alice.user, acting_user=scene.owner.user,
-                                      reason="abuse")
+    moderation.do_ban_from_repository(
+        repo=scene.repo, user=alice.user, acting_user=scene.owner.user, reason="abuse"
+    )
     assert RepositoryBan.objects.filter(repository=scene.repo, user=alice.user).exists()
-    assert Workspace.objects.get(repository=scene.repo, user=alice.user).state == "frozen"
+    ws = Workspace.objects.get(repository=scene.repo, user=alice.user)
+    assert ws.frozen and ws.frozen_by_ban
     for refspec in ("HEAD:refs/heads/alices-branch", "HEAD:refs/users/alice/x", "HEAD:refs/users/bob/x"):
         result = alice.push(refspec)
         assert result.returncode != 0 and "banned from pushing" in result.stderr, refspec
     assert scene.bob.push("HEAD:refs/users/bob/x").returncode == 0  # others are not affected
     assert last_audit(scene).action == "ban"
-    moderation.do_unban_from_repository(repo=scene.repo, user=alice.user, acting_user=scene.owner.user, reason="ok")
+    moderation.do_unban_from_repository(
+        repo=scene.repo, user=alice.user, acting_user=scene.owner.user, reason="ok"
+    )
+    assert not Workspace.objects.get(
+        repository=scene.repo, user=alice.user
+    ).frozen  # the ban's freeze goes with it
     assert alice.push("HEAD:refs/heads/alices-branch").returncode == 0
 
 
@@ -231,15 +275,27 @@ def test_site_ban_refuses_git_and_sign_in(scene):
     assert result.returncode != 0
     assert not Client().login(username="alice", password="a long passphrase")
     entry = last_audit(scene)
-    assert (entry.action, entry.before, entry.after) == ("site_ban", {"is_active": True}, {"is_active": False})
+    assert (entry.action, entry.before, entry.after) == (
+        "site_ban",
+        {"is_active": True},
+        {"is_active": False},
+    )
     moderation.do_unban_from_site(user=alice.user, acting_user=scene.staff, reason="appeal")
     assert alice.push("HEAD:refs/users/alice/x").returncode == 0
 
 
 def fetch_by_id(pusher, sha: str, version: int):
     auth = base64.b64encode(f"{pusher.username}:{pusher.token}".encode()).decode()
-    return pusher.git("-c", f"protocol.version={version}", "-c", f"http.extraHeader=Authorization: Basic {auth}",
-                      "fetch", "--no-tags", pusher.remote, sha)
+    return pusher.git(
+        "-c",
+        f"protocol.version={version}",
+        "-c",
+        f"http.extraHeader=Authorization: Basic {auth}",
+        "fetch",
+        "--no-tags",
+        pusher.remote,
+        sha,
+    )
 
 
 @pytest.mark.parametrize("version", [0, 2])
@@ -251,8 +307,12 @@ def test_taken_down_and_hidden_objects_are_not_fetchable_by_id(scene, version):
     moderation.do_hide_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
     assert fetch_by_id(carol, hidden_sha, version).returncode != 0
     assert fetch_by_id(scene.owner, hidden_sha, version).returncode == 0  # an admin may
-    moderation.do_restore_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
-    moderation.do_take_down_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x")
+    moderation.do_restore_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x"
+    )
+    moderation.do_take_down_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="x"
+    )
     for pusher in (carol, scene.bob):  # (alice has her commits locally)
         result = fetch_by_id(pusher, scene.sha, version)
         assert result.returncode != 0, (pusher.username, result.stderr)

@@ -7,7 +7,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from repos.git import run_git
-from workspaces.models import Workspace, WorkspaceState
+from workspaces.models import Workspace
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -67,7 +67,7 @@ def test_missing_refs_are_404(busy, path):
 
 def test_hidden_workspace_is_visible_to_owner_and_admins_only(busy):
     alice = busy.users["alice"].user
-    Workspace.objects.filter(user=alice).update(state=WorkspaceState.HIDDEN)
+    Workspace.objects.filter(user=alice).update(hidden=True)
     anon = Client()
     assert "alice" not in anon.get("/owner/project/workspaces").content.decode()
     assert anon.get("/owner/project/workspaces/alice").status_code == 404
