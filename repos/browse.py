@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from repos.git import run_git
+from repos.visibility import EVERYTHING, View, normalize_prefix
 
 
 @dataclass(frozen=True)
@@ -77,22 +78,46 @@ def commit_of(path: Path, rev: str) -> str | None:
     return result.text.strip() or None if result.returncode == 0 else None
 
 
-def resolve_commit(path: Path, rev: str) -> str | None:
+def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | None:
+    """The commit a hex id names (any case, full or abbreviated) as this viewer may see it.
+
+    Missing, not a commit, ambiguous, hidden from the viewer or not an id at all: each is
+    None, so no page can tell them apart. Where something is hidden, an abbreviation is
+    resolved among the objects the viewer may see only: otherwise "ambiguous" would betray a
+    hidden object sharing the prefix."""
+    prefix = normalize_prefix(written)
+    if prefix is None:
+        return None
+    if not view.restricts:
+        return commit_of(path, prefix)
+    if len(prefix) in (40, 64):
+        found = [prefix]
+    else:
+        found = run_git(["rev-parse", f"--disambiguate={prefix}"], repo=path, check=False).text.split()
+    commits = {commit_of(path, oid) for oid in found if view.object_visible(oid)} - {None}
+    if len(commits) != 1:
+        return None
+    sha = commits.pop()
+    return sha if view.object_visible(sha) else None
+
+
+def resolve_commit(path: Path, rev: str, view: View = EVERYTHING) -> str | None:
     """The commit a branch, tag, full ref (`refs/...`) or hex id names; branches win over tags,
-    and names over ids. An ambiguous abbreviated id resolves to nothing (the pages answer 404)."""
+    and names over ids. An ambiguous abbreviated id resolves to nothing (the pages answer 404),
+    and so do refs and ids the viewer may not see (visible_commit)."""
     if not rev or len(rev) > 1024 or rev.startswith("-") or rev.endswith((".", "/", ".lock")):
         return None
     if _FORBIDDEN_IN_REV.search(rev) or "//" in rev or rev == "@":
         return None
     candidates = [f"refs/heads/{rev}", f"refs/tags/{rev}"]
-    if rev.startswith("refs/"):
+    if rev.startswith("refs/") and view.ref_visible(rev):
         candidates.append(rev)
     for ref in candidates:
         sha = commit_of(path, ref)
         if sha:
             return sha
     if HEX.match(rev):
-        return commit_of(path, rev.lower())
+        return visible_commit(path, rev, view)
     return None
 
 
@@ -103,10 +128,10 @@ class Revision:
     path: str  # the rest of the URL: a path inside the commit's tree ("" for the root)
 
 
-def split_revision(path: Path, spec: str) -> Revision | None:
+def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision | None:
     """`<ref>/<path>` where the ref may itself contain slashes: the longest leading part that is
     a branch or tag wins (one for-each-ref over the names that share its first part), else
-    the first part as an object id."""
+    the first part as an object id the viewer may see (visible_commit)."""
     parts = spec.split("/")
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
@@ -121,7 +146,7 @@ def split_revision(path: Path, spec: str) -> Revision | None:
             if sha:
                 return Revision(name, sha, "/".join(parts[cut:]))
     if HEX.match(first):
-        sha = commit_of(path, first.lower())
+        sha = visible_commit(path, first, view)
         if sha:
             return Revision(first, sha, "/".join(parts[1:]))
     return None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from repos import browse, diffs
 from repos.git import run_git
+from repos.visibility import EVERYTHING, View
 
 MAX_COMMITS = 250
 
@@ -35,11 +36,13 @@ def merge_base(repo_path, base: str, head: str) -> str | None:
 
 
 def compare(repo, base: str, head: str, *, max_commits: int = MAX_COMMITS, with_diff: bool = True,
-            **diff_options) -> Comparison | None:
+            view: View = EVERYTHING, **diff_options) -> Comparison | None:
     """`base` and `head` are anything browse.resolve_commit takes (branch, tag, full ref, id).
-    None when either does not name a commit. diff_options go to repos.diffs.diff."""
+    None when either does not name a commit the viewer may see: a hidden side, base or head,
+    answers as an unknown one. diff_options go to repos.diffs.diff."""
     path = repo.disk_path
-    base_sha, head_sha = browse.resolve_commit(path, base), browse.resolve_commit(path, head)
+    base_sha = browse.resolve_commit(path, base, view)
+    head_sha = browse.resolve_commit(path, head, view) if base_sha else None
     if not base_sha or not head_sha:
         return None
     commits = browse.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)

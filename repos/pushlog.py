@@ -5,6 +5,11 @@ startdate/enddate, fromchange/tochange (after the push containing fromchange, th
 containing tochange), changeset (the push containing it), user (the pusher's username),
 tipsonly, full, version=1|2. Without a range, the last 10 pushes. At most PAGE_MAX pushes per
 response, oldest first; version 2's lastpushid lets a client page on with startID.
+
+Every exit of the pushlog (json-pushes, the Atom feed, the API, webhooks) shows a push as one
+viewer may see it (repos.visibility): ref updates on refs the viewer may not see, or to or
+from hidden objects, and commits that are hidden objects are left out, and a push left with
+nothing is left out entirely, as if it had never been recorded (PushFilter).
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Q, QuerySet
 
 from repos.git import run_git
-from repos.models import Push, PushCommit, Repository
+from repos.models import Push, PushCommit, RefUpdate, Repository
+from repos.visibility import EVERYTHING, View
 
 DEFAULT_COUNT = 10
 PAGE_MAX = 500
@@ -112,34 +118,103 @@ def parse_query(params) -> Query:
     )
 
 
-def _push_of(repo: Repository, sha: str) -> int:
-    """The id of the push that introduced this commit (a unique prefix is enough)."""
-    rows = list(
-        PushCommit.objects.filter(repository=repo, sha__startswith=sha).values_list("push_id", flat=True)[:2]
-    )
-    if not rows:
+_ZERO = re.compile(r"^0+$")
+_CHUNK = 500
+
+
+class PushFilter:
+    """What of the pushlog one viewer may see."""
+
+    def __init__(self, repo: Repository, view: View = EVERYTHING):
+        self.repo = repo
+        self.view = view
+        self._hidden_ids: set[int] | None = None
+
+    def ref_shown(self, ref: str, old: str, new: str) -> bool:
+        if not self.view.restricts:
+            return True
+        oids = {oid for oid in (old, new) if oid and not _ZERO.match(oid)}
+        return self.view.ref_visible(ref) and not self.view.hidden_objects(oids)
+
+    def refs(self, updates):
+        """The updates (RefUpdate rows, or dicts with ref/old/new) the viewer may see."""
+        def get(u, key):
+            return u[key] if isinstance(u, dict) else getattr(u, key)
+
+        return [u for u in updates if self.ref_shown(get(u, "ref"), get(u, "old"), get(u, "new"))]
+
+    def shas(self, shas: list[str]) -> list[str]:
+        if not self.view.restricts:
+            return list(shas)
+        hidden = self.view.hidden_objects(shas)
+        return [sha for sha in shas if sha not in hidden]
+
+    def hidden_ids(self) -> set[int]:
+        """The repository's pushes with nothing left to show this viewer. Only pushes that moved
+        a ref under a hidden prefix or brought a hidden commit can be such: those are found
+        by their refs and by the hidden objects, never by reading the whole pushlog."""
+        if self._hidden_ids is not None:
+            return self._hidden_ids
+        self._hidden_ids = set()
+        if not self.view.restricts:
+            return self._hidden_ids
+        under = Q()
+        for prefix in self.view.hidden_ref_prefixes():
+            under |= Q(ref__startswith=prefix)
+        candidates = set()
+        if under:
+            candidates |= set(RefUpdate.objects.filter(under, push__repository=self.repo)
+                              .values_list("push_id", flat=True))
+        candidates |= self._pushes_with_hidden_commits()
+        for push in Push.objects.filter(pk__in=candidates).prefetch_related("ref_updates", "commits"):
+            if not self.refs(push.ref_updates.all()) and not self.shas([c.sha for c in push.commits.all()]):
+                self._hidden_ids.add(push.pk)
+        return self._hidden_ids
+
+    def _pushes_with_hidden_commits(self) -> set[int]:
+        # The hidden set of a moderated view is small next to the history: look its commits up.
+        rows = PushCommit.objects.filter(repository=self.repo)
+        ordered = sorted(self.view.hidden_set())
+        found: set[int] = set()
+        for i in range(0, len(ordered), _CHUNK):
+            found |= set(rows.filter(sha__in=ordered[i : i + _CHUNK]).values_list("push_id", flat=True))
+        return found
+
+    def visible(self, qs: QuerySet[Push]) -> QuerySet[Push]:
+        hidden = self.hidden_ids()
+        return qs.exclude(pk__in=hidden) if hidden else qs
+
+
+def _push_of(repo: Repository, sha: str, shown: PushFilter) -> int:
+    """The id of the push that introduced this commit (a unique prefix is enough). Commits the
+    viewer may not see are not there: unknown, not ambiguous."""
+    rows = list(PushCommit.objects.filter(repository=repo, sha__startswith=sha).values_list("push_id", "sha")[:100])
+    visible = set(shown.shas([commit for _push, commit in rows]))
+    pushes = {push for push, commit in rows if commit in visible} - shown.hidden_ids()
+    if not pushes:
         raise PushlogQueryError(f"unknown changeset {sha}")
-    if len(set(rows)) > 1:
+    if len(pushes) > 1:
         raise PushlogQueryError(f"ambiguous changeset prefix {sha}")
-    return rows[0]
+    return pushes.pop()
 
 
-def select_pushes(repo: Repository, query: Query) -> QuerySet[Push]:
-    qs = Push.objects.filter(repository=repo)
+def select_pushes(repo: Repository, query: Query, shown: PushFilter | None = None) -> QuerySet[Push]:
+    shown = shown or PushFilter(repo)
+    qs = shown.visible(Push.objects.filter(repository=repo))
     if not query.workspaces:
         qs = qs.filter(touches_workspace=False)
     if query.user:
         qs = qs.filter(pusher_name__iexact=query.user)
     if query.changeset:
-        qs = qs.filter(pk=_push_of(repo, query.changeset))
+        qs = qs.filter(pk=_push_of(repo, query.changeset, shown))
     if query.start_id is not None:
         qs = qs.filter(pk__gt=query.start_id)
     if query.end_id is not None:
         qs = qs.filter(pk__lte=query.end_id)
     if query.from_change:
-        qs = qs.filter(pk__gt=_push_of(repo, query.from_change))
+        qs = qs.filter(pk__gt=_push_of(repo, query.from_change, shown))
     if query.to_change:
-        qs = qs.filter(pk__lte=_push_of(repo, query.to_change))
+        qs = qs.filter(pk__lte=_push_of(repo, query.to_change, shown))
     if query.start_date:
         qs = qs.filter(created_at__gt=query.start_date)
     if query.end_date:
@@ -192,9 +267,11 @@ def _branch(ref: str) -> str:
     return ref
 
 
-def render(repo: Repository, query: Query) -> dict:
-    pushes = list(select_pushes(repo, query).prefetch_related("commits", "ref_updates"))
-    commits_by_push = {p.pk: [c.sha for c in p.commits.all()] for p in pushes}
+def render(repo: Repository, query: Query, view: View = EVERYTHING) -> dict:
+    shown = PushFilter(repo, view)
+    pushes = list(select_pushes(repo, query, shown).prefetch_related("commits", "ref_updates"))
+    commits_by_push = {p.pk: shown.shas([c.sha for c in p.commits.all()]) for p in pushes}
+    refs_by_push = {p.pk: shown.refs(p.ref_updates.all()) for p in pushes}
     if query.tips_only:
         commits_by_push = {pk: shas[-1:] for pk, shas in commits_by_push.items()}
     details, tags = {}, {}
@@ -206,7 +283,7 @@ def render(repo: Repository, query: Query) -> dict:
     for push in pushes:
         shas = commits_by_push[push.pk]
         if query.full:
-            branch = _branch(push.ref_updates.all()[0].ref) if push.ref_updates.all() else ""
+            branch = _branch(refs_by_push[push.pk][0].ref) if refs_by_push[push.pk] else ""
             changesets = [
                 {
                     "author": details.get(sha, {}).get("author", ""),
@@ -228,7 +305,7 @@ def render(repo: Repository, query: Query) -> dict:
             # hostsite additions, ignored by hg clients: which refs moved (forced: not a
             # fast-forward, e.g. a rewritten branch), and whether any of them is a workspace.
             "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced}
-                     for u in push.ref_updates.all()],
+                     for u in refs_by_push[push.pk]],
             "workspace": push.touches_workspace,
         }
     if query.version == 2:

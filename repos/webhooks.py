@@ -6,6 +6,10 @@ happens. Each delivery is signed with HMAC-SHA256 over the exact body, in
 Receivers on private, loopback or link-local addresses are refused unless
 WEBHOOK_ALLOW_PRIVATE_TARGETS is on: a webhook must not become a way to reach the server's
 own network (SSRF). The check runs at creation and again at each delivery (DNS can change).
+
+A payload shows what an anonymous reader may see of the push (repos.visibility), and it is
+built again at each attempt: a push taken down or hidden after it landed, while its
+delivery waits for a retry, is not sent. Nothing of such a push is sent at all.
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
 from repos.errors import InvalidInput
 from repos.models import DeliveryStatus, Push, Repository, Webhook, WebhookDelivery
+from repos.pushlog import PushFilter
+from repos.visibility import View, view_for
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Hostsite-Signature-256"
@@ -85,8 +92,18 @@ def webhook_create(*, repo: Repository, url: str, secret: str = "", include_work
                                   created_by=created_by)
 
 
-def payload_for(push: Push) -> dict:
+WITHHELD = "withheld: the push's content was taken down or hidden by a moderator"
+
+
+def payload_for(push: Push, view: View | None = None) -> dict | None:
+    """The event as `view` may see it (default: an anonymous reader's), or None when nothing
+    of the push is left to show."""
     repo = push.repository
+    shown = PushFilter(repo, view if view is not None else view_for(repo, AnonymousUser()))
+    refs = shown.refs(push.ref_updates.all())
+    shas = shown.shas([c.sha for c in push.commits.all()])
+    if not refs and not shas:
+        return None
     return {
         "event": "push",
         "repository": {"id": repo.pk, "full_name": repo.full_name, "default_branch": repo.default_branch},
@@ -95,11 +112,14 @@ def payload_for(push: Push) -> dict:
             "user": push.pusher_name,
             "date": int(push.created_at.timestamp()),
             "workspace": push.touches_workspace,
-            "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced}
-                     for u in push.ref_updates.all()],
-            "changesets": [c.sha for c in push.commits.all()],
+            "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced} for u in refs],
+            "changesets": shas,
         },
     }
+
+
+def _body(payload: dict) -> str:
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True)
 
 
 def deliveries_for_push(push_id: int) -> list[int]:
@@ -113,7 +133,10 @@ def deliveries_for_push(push_id: int) -> list[int]:
     hooks = list(hooks)
     if not hooks:
         return []
-    body = json.dumps(payload_for(push), separators=(",", ":"), sort_keys=True)
+    payload = payload_for(push)
+    if payload is None:
+        return []
+    body = _body(payload)
     with transaction.atomic():
         return [
             WebhookDelivery.objects.create(webhook=hook, push=push, payload=body).pk for hook in hooks
@@ -121,8 +144,21 @@ def deliveries_for_push(push_id: int) -> list[int]:
 
 
 def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
-    """POST the delivery once. Records the outcome; raises DeliveryFailed if worth retrying."""
+    """POST the delivery once. Records the outcome; raises DeliveryFailed if worth retrying.
+    The body is built now, from the push as it may be seen now; a push with nothing left to
+    show is not sent, and the delivery fails for good (WITHHELD)."""
     hook = delivery.webhook
+    push = Push.objects.select_related("repository__owner").filter(pk=delivery.push_id).first()
+    if push is not None:
+        payload = payload_for(push)
+        if payload is None:
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(
+                status=DeliveryStatus.FAILED, error=WITHHELD, payload="", last_attempt_at=timezone.now())
+            delivery.refresh_from_db()
+            return delivery
+        if _body(payload) != delivery.payload:
+            delivery.payload = _body(payload)
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(payload=delivery.payload)
     body = delivery.payload.encode()
     request = urllib.request.Request(  # noqa: S310 - http(s) only, checked by check_target
         hook.url,

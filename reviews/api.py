@@ -9,8 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from repos.api.access import repo_or_404
-from repos.api.pagination import Pagination
+from repos.api.pagination import Pagination, paginated
 from repos.api.permissions import Authenticated, TokenScope
+from repos.visibility import view_for
 from reviews import merge, selectors, services
 from reviews.models import COMMENT_MAX, DESCRIPTION_MAX, MergeStrategy, Proposal, ProposalState
 
@@ -112,9 +113,10 @@ class MergeResultSerializer(serializers.Serializer):
 
 
 def _proposal(request, owner: str, name: str, number: int) -> Proposal:
+    """The proposal, or 404: also when it is taken-down or hidden work the user may not see."""
     repo = repo_or_404(request, owner, name)
     proposal = selectors.proposal_by_number(repo, number)
-    if proposal is None:
+    if proposal is None or not selectors.proposal_visible(proposal, view_for(repo, request.user)):
         raise NotFound("Proposal not found.")
     return proposal
 
@@ -123,12 +125,12 @@ class ProposalListView(APIView):
     def get_permissions(self):
         return [p() for p in AUTHENTICATED] if self.request.method == "POST" else super().get_permissions()
 
-    @extend_schema(responses=ProposalSerializer(many=True))
+    @extend_schema(operation_id="repos_proposals_list", responses=paginated(ProposalSerializer))
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
         paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.proposals_for(repo, request.query_params.get("state")),
-                                           request, view=self)
+        found = selectors.proposals_for(repo, request.query_params.get("state"), view_for(repo, request.user))
+        page = paginator.paginate_queryset(found, request, view=self)
         return paginator.get_paginated_response(ProposalSerializer(page, many=True).data)
 
     @extend_schema(request=ProposalCreateSerializer, responses={201: ProposalSerializer})
@@ -169,7 +171,7 @@ class CommentListView(APIView):
     def get_permissions(self):
         return [p() for p in AUTHENTICATED] if self.request.method == "POST" else super().get_permissions()
 
-    @extend_schema(responses=CommentSerializer(many=True))
+    @extend_schema(operation_id="repos_proposals_comments_list", responses=paginated(CommentSerializer))
     def get(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)
         paginator = Pagination()

@@ -33,6 +33,7 @@ from repos.git import GitError, git_version, run_git
 from repos.locking import repository_lock
 from repos.pushes import Update, push_record
 from repos.selectors import role_for
+from repos.visibility import refuse_republishing
 from reviews.models import MergeStrategy, Proposal, ProposalState
 from workspaces import policy
 from workspaces.models import RepositoryBan
@@ -312,6 +313,9 @@ def proposal_merge(*, proposal: Proposal, user, strategy: str, expected_head: st
         if expected_head and expected_head != head:
             raise Conflict(f"The proposal's head is {head[:12]}, not {expected_head[:12]}: reload and review "
                            "the new revision.", code="head_moved")
+        # A merge would publish on the target branch whatever the head reaches: never work a
+        # moderator took down or hid from this user (staff's view hides nothing). 403.
+        refuse_republishing(repo, user, [head])
         for attempt in (1, 2):
             old = rev_parse(path, ref)
             if old is None:

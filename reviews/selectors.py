@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from repos.models import Repository, Role
 from repos.selectors import role_for
+from repos.visibility import EVERYTHING, View
 from reviews.models import Approval, Proposal, ProposalRevision, ProposalState
 
 
@@ -33,11 +34,45 @@ def may_approve(user, proposal: Proposal) -> bool:
             and is_maintainer(user, proposal.repository))
 
 
-def proposals_for(repo: Repository, state: str | None = None) -> QuerySet[Proposal]:
+def proposals_for(repo: Repository, state: str | None = None, view: View = EVERYTHING) -> QuerySet[Proposal]:
+    """The repository's proposals the viewer may see (hidden_proposal_ids), newest first."""
     qs = Proposal.objects.filter(repository=repo).select_related("author")
     if state in ProposalState.values:
         qs = qs.filter(state=state)
+    hidden = hidden_proposal_ids(repo, view)
+    if hidden:
+        qs = qs.exclude(pk__in=hidden)
     return qs.order_by("-number")
+
+
+def _source_owner(ref: str) -> str:
+    return ref.split("/", 3)[2] if ref.startswith("refs/users/") and ref.count("/") >= 3 else ""
+
+
+def hidden_proposal_ids(repo: Repository, view: View, only: Proposal | None = None) -> set[int]:
+    """Proposals the viewer may not see: their author's workspace, or the workspace they
+    propose from, is hidden from the viewer, or one of their revisions is a hidden object
+    (it was taken down, or lives in a hidden workspace only). Their pages answer as missing
+    ones, and lists leave them out."""
+    if not view.restricts:
+        return set()
+    rows = Proposal.objects.filter(repository=repo)
+    if only is not None:
+        rows = rows.filter(pk=only.pk)
+    hidden = set()
+    for pk, author, ref in rows.values_list("pk", "author__username", "source_ref"):
+        owner = _source_owner(ref)
+        if not view.username_visible(author) or not view.ref_visible(ref) or (
+                owner and not view.username_visible(owner)):
+            hidden.add(pk)
+    revisions = list(ProposalRevision.objects.filter(proposal__in=rows).exclude(proposal_id__in=hidden)
+                     .values_list("proposal_id", "head_sha"))
+    bad = view.hidden_objects({head.lower() for _pk, head in revisions})
+    return hidden | {pk for pk, head in revisions if head.lower() in bad}
+
+
+def proposal_visible(proposal: Proposal, view: View) -> bool:
+    return not hidden_proposal_ids(proposal.repository, view, only=proposal)
 
 
 def proposal_by_number(repo: Repository, number) -> Proposal | None:

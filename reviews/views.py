@@ -1,5 +1,8 @@
 """Proposal pages: the list, the "new proposal" form, one proposal (or one of its revisions)
-with commits, diff, comments, approvals and the merge box, and the forms they post to."""
+with commits, diff, comments, approvals and the merge box, and the forms they post to.
+
+A proposal of taken-down or hidden work answers 404, as a missing one does, to those who may
+not see that work (reviews.selectors.hidden_proposal_ids), and lists leave it out."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,17 +22,19 @@ from repos.errors import ServiceError
 from repos.views import form_error, repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
+from repos.visibility import view_for
 from reviews import merge, selectors, services
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
 from workspaces import browse as ws_browse
 
 PER_PAGE = 30
+TAKEN_DOWN = "content_taken_down"  # repos.visibility.refuse_republishing's code
 
 
 def _proposal_or_404(request, owner: str, name: str, number: int):
     repo = repo_or_404(request, owner, name)
     proposal = selectors.proposal_by_number(repo, number)
-    if proposal is None:
+    if proposal is None or not selectors.proposal_visible(proposal, view_for(repo, request.user)):
         raise Http404
     return repo, proposal
 
@@ -44,9 +49,10 @@ def proposal_list(request, owner: str, name: str):
     state = request.GET.get("state", ProposalState.OPEN)
     if state not in (*ProposalState.values, "all"):
         state = ProposalState.OPEN
-    page = Paginator(selectors.proposals_for(repo, None if state == "all" else state), PER_PAGE).get_page(
+    view = view_for(repo, request.user)
+    page = Paginator(selectors.proposals_for(repo, None if state == "all" else state, view), PER_PAGE).get_page(
         request.GET.get("page"))
-    counts = {s: selectors.proposals_for(repo, s).count() for s in ProposalState.values}
+    counts = {s: selectors.proposals_for(repo, s, view).count() for s in ProposalState.values}
     return render(request, "reviews/list.html", {
         "repo": repo, "page": page, "state": state, "counts": counts, "tab": "proposals",
     })
@@ -95,7 +101,9 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
     repo, proposal = _proposal_or_404(request, owner, name, number)
     latest = selectors.latest_revision(proposal)
     shown = selectors.revision_by_number(proposal, revision) if revision is not None else latest
-    if shown is None:
+    # A revision left without a ref (its branch deleted) can still reach work taken down
+    # since: its diff would show that work.
+    if shown is None or view_for(repo, request.user).reaches_hidden([shown.head_sha]):
         raise Http404
     user = request.user
     comments = list(proposal.comments.select_related("revision"))
@@ -187,6 +195,9 @@ def proposal_merge(request, owner: str, name: str, number: int):
         # The page again, with the conflicting files in the merge box.
         return proposal_detail(request, owner, name, number, conflict=exc, status=409)
     except ServiceError as exc:
+        if exc.code == TAKEN_DOWN:
+            # Not back to the page: it no longer shows this work.
+            return HttpResponseForbidden(exc.message, content_type="text/plain; charset=utf-8")
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Merged into {proposal.target_branch} as {result.sha[:12]} ({result.strategy}).")

@@ -13,11 +13,13 @@ from showwork.render_json import to_json
 from showwork.views import filters_from, work_for
 
 _PARAMS = [
-    OpenApiParameter("mine", OpenApiTypes.BOOL, description="Only the signed-in user's workspace."),
+    # Flags and the limit are read leniently (anything unrecognised means the default), so the
+    # schema describes them as the strings they are.
+    OpenApiParameter("mine", OpenApiTypes.STR, description="1 or true: only the signed-in user's workspace."),
     OpenApiParameter("user", OpenApiTypes.STR, description="Only this user's workspace."),
     OpenApiParameter("branch", OpenApiTypes.STR, description="Only work based on (or pushed for) this branch."),
-    OpenApiParameter("older", OpenApiTypes.BOOL, description="Include heads not updated in the last 30 days."),
-    OpenApiParameter("limit", OpenApiTypes.INT, description="At most this many draft commits (1-1000, default 500)."),
+    OpenApiParameter("older", OpenApiTypes.STR, description="1 or true: include heads not updated in the last 30 days."),
+    OpenApiParameter("limit", OpenApiTypes.STR, description="At most this many draft commits (1-1000, default 500)."),
 ]
 
 

@@ -34,13 +34,11 @@ from datetime import timedelta
 from django.urls import reverse
 
 from repos.git import run_git
-from repos.models import Repository, Role
-from repos.selectors import role_for
+from repos.models import Repository
+from repos.visibility import view_for
 from showwork import prefixes
 from showwork.lines import name_rev, public_edges, read_lines
 from showwork.model import Graph, GraphNode
-from workspaces.models import Workspace
-from workspaces.selectors import INVISIBLE
 
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
@@ -84,15 +82,10 @@ class RefState:
 
 
 def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
-    """Owners of hidden or taken-down workspaces this viewer may not see (one query)."""
-    if viewer is not None and viewer.is_authenticated and viewer.is_staff:
-        return frozenset()
-    names = set(Workspace.objects.filter(repository=repo, state__in=INVISIBLE).values_list("user__username", flat=True))
-    if not names or role_for(viewer, repo) == Role.ADMIN:
-        return frozenset()
-    if viewer is not None and viewer.is_authenticated:
-        names.discard(viewer.username)
-    return frozenset(names)
+    """Owners of the workspaces this viewer may not see (the one rule: repos.visibility):
+    their heads are left out of the graph, and the cache keys on them."""
+    hidden = view_for(repo, viewer).hidden_ref_prefixes()
+    return frozenset(p.split("/")[2] for p in hidden if p.startswith("refs/users/"))
 
 
 def read_refs(repo: Repository, user: str | None = None) -> RefState:

@@ -16,18 +16,17 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from repos import extensions
 from repos import selectors as repo_selectors
 from repos.git import run_git
 from repos.models import Repository
 from repos.views import repo_or_404
+from repos.visibility import view_for
 from showwork import cache, prefixes, selection
 from showwork.layout import layout
 from showwork.model import Graph, GraphNode
 from showwork.render_svg import render_svg
 from showwork.render_text import render_text
 from workspaces.models import Workspace
-from workspaces.selectors import visible_to
 
 MAX_CAP = 1000  # Sapling warns above 1,000 commits
 USERNAME = re.compile(r"[a-z0-9][a-z0-9-]{0,38}")
@@ -122,9 +121,8 @@ def stack(request, owner: str, name: str, ref: str):
     """`hg show stack` for one workspace head: its drafts down to the base, and how far the
     target branch has moved since."""
     repo = repo_or_404(request, owner, name)
-    username = ref.split("/", 1)[0]
     full = f"refs/users/{ref}"
-    if "/" not in ref or not visible_to(request.user, repo, username):
+    if "/" not in ref or not view_for(repo, request.user).ref_visible(full):
         raise Http404
     exists = run_git(["show-ref", "--verify", "--quiet", full], repo=repo.disk_path, check=False).returncode == 0
     if not exists:
@@ -150,9 +148,15 @@ def stack(request, owner: str, name: str, ref: str):
 
 
 def short_hash(request, owner: str, name: str, prefix: str):
-    """A unique prefix opens the commit; an ambiguous one lists the candidates; else 404."""
+    """A unique prefix opens the commit; an ambiguous one lists the candidates; else 404.
+    Only commits the viewer may see count: a hidden commit neither opens nor makes a prefix
+    ambiguous, so /c/ cannot tell hidden work from no work (or from a malformed prefix)."""
     repo = repo_or_404(request, owner, name)
+    view = view_for(repo, request.user)
     found = prefixes.candidates(repo.disk_path, prefix)
+    if found and view.restricts:
+        hidden = view.hidden_objects(found)
+        found = [sha for sha in found if sha not in hidden]
     if not found:
         raise Http404
     if len(found) == 1:
@@ -163,8 +167,6 @@ def short_hash(request, owner: str, name: str, prefix: str):
     rows = []
     for line in out.splitlines():
         sha, author, when, subject = line.split("\0", 3)
-        if extensions.commit_hidden(repo, request.user, sha):
-            continue  # taken-down or hidden work: not even its subject
         rows.append({"sha": sha, "author": author, "when": int(when or 0), "subject": subject,
                      "url": reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name,
                                                            "sha": sha})})

@@ -4,7 +4,8 @@ hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.rea
 from __future__ import annotations
 
 from repos.names import IMPORTED_REFS
-from workspaces import browse, selectors
+from repos.visibility import normalize_oid
+from workspaces import browse, selectors, visibility
 
 
 def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
@@ -17,6 +18,11 @@ def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
         # the hook need not start git (and import subprocess) on the push's critical path.
         # A concurrent push by the same user can overshoot the limit by its own size at most.
         env["HOSTSITE_WORKSPACE_REF_COUNT"] = str(browse.count_user_refs(repo, user.username))
+    # Which refs nameless pushes wrote, and which were restored after their work landed:
+    # only the database knows, and proc-receive advances only the former.
+    from workspaces import nameless
+
+    env.update(nameless.hook_environment(repo, user, commands))
     return env
 
 
@@ -82,47 +88,20 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
 
 
 def commit_hidden(repo, user, sha: str) -> bool:
-    """The commit page of content under legal hold or in a hidden workspace: a commit no ref
-    this user may see contains answers 404 (staff see everything). Only repositories with
-    taken-down refs or hidden workspaces pay for the check (`for-each-ref --contains`)."""
-    from repos.git import run_git
-
-    if user is not None and user.is_authenticated and user.is_active and user.is_staff:
-        return False
-    path = repo.disk_path
-    hidden = _hidden_workspaces(repo, user, "admin" if _is_admin(user, repo) else "")
-    if not hidden and not run_git(["for-each-ref", "--count=1", TAKEDOWN], repo=path).stdout:
-        return False
-    out = run_git(["for-each-ref", "--format=%(refname)", f"--contains={sha}", "refs/heads/", "refs/tags/",
-                   "refs/users/", ARCHIVE], repo=path).text.split()
-    return not any(ref for ref in out if not ref.startswith(tuple(hidden)))
-
-
-def _is_admin(user, repo) -> bool:
-    from repos.models import Role
-    from repos.selectors import role_for
-
-    return role_for(user, repo) == Role.ADMIN
+    """Pages: an object only taken-down or hidden (from this viewer) refs reach answers as a
+    missing one would (the one rule: workspaces.visibility)."""
+    oid = normalize_oid(sha)
+    return oid is None or not visibility.view_for(repo, user).object_visible(oid)
 
 
 def refused_wants(repo, user, role: str, read_wants) -> str | None:
-    """A v2 fetch that asks by id for objects only taken-down refs or hidden workspaces (that
-    this user may not see) reach is refused. Repositories without such refs pay one
-    for-each-ref; the others a rev-list over the restricted content only (`--not` every
-    other ref), which is small next to the history."""
-    from repos.git import run_git
-
-    restricted = [TAKEDOWN, *_hidden_workspaces(repo, user, role)]
-    path = repo.disk_path
-    tips = run_git(["for-each-ref", "--format=%(objectname)", *restricted], repo=path).text.split()
-    if not tips:
+    """Protocol v2 serves any object asked for by id (`want`, and `oid` in object-info),
+    whatever hideRefs says: ids are normalised (git takes upper-case hex) and checked against
+    what this viewer may see. Repositories with nothing moderated never parse the request."""
+    view = visibility.view_for(repo, user)
+    if not view.restricts:
         return None
-    wants = set(read_wants())
-    if not wants:
-        return None
-    excludes = [f"--exclude={prefix}*" for prefix in (*restricted, ARCHIVE)]
-    out = run_git(["rev-list", "--objects", "--no-object-names", *sorted(set(tips)), "--not", *excludes, "--all"],
-                  repo=path).text.split()
-    if wants & set(out):
+    oids = {normalize_oid(want) for want in read_wants()}
+    if None in oids or view.hidden_objects(oid for oid in oids if oid):
         return "git upload-pack: not our ref (the object is not available)"
     return None

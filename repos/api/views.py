@@ -9,7 +9,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import import_requests, lifecycle, selectors, services, webhooks
+from repos import import_requests, lifecycle, pushlog, selectors, services, webhooks
 from repos.api.access import repo_or_404, require_admin
 from repos.api.imports import ImportSerializer
 from repos.api.permissions import Authenticated, TokenScope
@@ -32,6 +32,7 @@ from repos.api.serializers import (
 )
 from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
 from repos.models import AccessToken, Push, RefsMode, Role, Webhook
+from repos.visibility import view_for
 
 AUTHENTICATED = [Authenticated, TokenScope]
 
@@ -296,14 +297,24 @@ class PushListView(generics.GenericAPIView):
     @extend_schema(responses=PushSerializer(many=True))
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
-        qs = Push.objects.filter(repository=repo).order_by("-pk").prefetch_related("ref_updates", "commits")
+        shown = pushlog.PushFilter(repo, view_for(repo, request.user))
+        qs = shown.visible(Push.objects.filter(repository=repo)).order_by("-pk").prefetch_related(
+            "ref_updates", "commits")
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response(PushSerializer(page, many=True).data)
+        return self.get_paginated_response([_shown_push(shown, row) for row in PushSerializer(page, many=True).data])
 
 
 class PushDetailView(APIView):
     @extend_schema(responses=PushSerializer)
     def get(self, request, owner: str, name: str, push_id: int):
         repo = repo_or_404(request, owner, name)
-        push = get_object_or_404(Push.objects.prefetch_related("ref_updates", "commits"), pk=push_id, repository=repo)
-        return Response(PushSerializer(push).data)
+        shown = pushlog.PushFilter(repo, view_for(repo, request.user))
+        # A push with nothing the viewer may see answers as one that was never recorded.
+        push = get_object_or_404(shown.visible(Push.objects.prefetch_related("ref_updates", "commits")), pk=push_id,
+                                 repository=repo)
+        return Response(_shown_push(shown, PushSerializer(push).data))
+
+
+def _shown_push(shown, data: dict) -> dict:
+    """A serialized push without the refs and commits the viewer may not see (repos.pushlog)."""
+    return {**data, "refs": shown.refs(data["refs"]), "commits": shown.shas(data["commits"])}

@@ -45,6 +45,54 @@ def workspace_ref_count(user: str) -> int:
     return out.count(b"\n")
 
 
+def republished(updates) -> list[str]:
+    """The refs of this push whose new history reaches content a moderator took down or hid
+    from the pusher: only hidden refs reach it, and pointing a new ref at it (with an empty
+    pack, or with the objects sent again) would publish it again. The web view passes the
+    hidden ref prefixes only when the repository has any, so other pushes never get here.
+
+    What a new tip reaches beyond the visible refs is mostly what the push brings. Only the
+    part of it that the repository already held before this push (outside the quarantine)
+    can be hidden content, so the set of hidden objects is only computed, by the same walk
+    as workspaces.visibility, when there is such a part: an ordinary push never pays for it."""
+    prefixes = os.environ.get("HOSTSITE_HIDDEN_PREFIXES", "").split()
+    if not prefixes:
+        return []
+    import subprocess
+
+    excludes = [f"--exclude={prefix}*" for prefix in prefixes]
+    # The repository as it was before the push: without the quarantine's object directory.
+    before = {k: v for k, v in os.environ.items()
+              if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")}
+    reached = {}
+    for u in updates:
+        if u.is_delete:
+            continue
+        walk = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", u.new, "--not", *excludes,
+                               "--all"], capture_output=True, check=False)
+        if walk.returncode != 0:
+            return [u.ref]  # what cannot be walked cannot be shown to be clean
+        reached[u.ref] = set(walk.stdout.decode("ascii", "replace").split())
+    wanted = set().union(*reached.values()) if reached else set()
+    if not wanted:
+        return []
+    check = subprocess.run(["git", "cat-file", "--batch-check=%(objectname)"], env=before, capture_output=True,
+                           check=False, input="".join(f"{oid}\n" for oid in sorted(wanted)).encode())
+    held = {line for line in check.stdout.decode("ascii", "replace").splitlines() if not line.endswith(" missing")}
+    if not held:
+        return []
+    tips = subprocess.run(["git", "for-each-ref", "--format=%(objectname)", *prefixes], env=before,
+                          capture_output=True, check=False).stdout.decode("ascii", "replace").split()
+    if not tips:
+        return []
+    closure = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", *sorted(set(tips)), "--not",
+                              *excludes, "--all"], env=before, capture_output=True, check=False)
+    if closure.returncode != 0:
+        return [ref for ref, objects in reached.items() if objects & held]
+    hidden = held.intersection(closure.stdout.decode("ascii", "replace").split())
+    return [ref for ref, objects in reached.items() if not objects.isdisjoint(hidden)]
+
+
 def main() -> int:
     pusher = os.environ.get("HOSTSITE_PUSHER")
     if not pusher:
@@ -62,6 +110,9 @@ def main() -> int:
         role=os.environ.get("HOSTSITE_ROLE", ""), pusher=pusher, updates=updates, rules=rules,
         is_ancestor=is_ancestor, workspace_ref_count=workspace_ref_count,
     )
+    if not reasons:
+        reasons = [f"{ref}: this content was taken down or hidden by a moderator; it cannot be pushed again"
+                   for ref in republished(updates)]
     for reason in reasons:
         sys.stderr.write(f"hostsite: {reason}\n")
     return 1 if reasons else 0

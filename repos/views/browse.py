@@ -2,7 +2,9 @@
 
 Every view starts with repo_or_404 (private repositories are 404 to outsiders) and turns
 every bad input (unknown ref, `..` in a path, a page past the end, a non-hex id) into a 404,
-never a 500.
+never a 500. Object ids are resolved through the viewer's View (repos.visibility): an id of
+taken-down or hidden work answers exactly as an unknown or malformed one, in any case and at
+any length, so no page is an oracle for what exists.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, browse, compare, extensions, rendering
+from repos import archive, browse, compare, rendering
 from repos.git import popen_git
 from repos.gitstream import GitProcessResponse
 from repos.views import repo_or_404
 from repos.views.diffs import diff_context
+from repos.visibility import view_for
 
 COMMITS_PER_PAGE = 50
 MAX_PAGE = 10_000
@@ -47,19 +50,15 @@ def url_for(repo, kind: str, ref: str, path: str = "") -> str:
     return url
 
 
-def _hidden_id(request, repo, written: str, sha: str) -> bool:
-    """A commit named by its id (not by a branch or tag, which everyone may see) that the
-    user may not see: taken-down or hidden work (extensions.commit_hidden)."""
-    return bool(SHA_IN_URL.match(written) and sha.startswith(written.lower())
-                and extensions.commit_hidden(repo, request.user, sha))
+NOT_FOUND = "no such ref"  # one message for unknown, malformed and hidden alike
 
 
 def _locate(request, owner: str, name: str, spec: str):
     """(repo, revision, entry) for `<ref>/<path>`, or 404."""
     repo = repo_or_404(request, owner, name)
-    revision = browse.split_revision(repo.disk_path, spec.removesuffix("/"))
-    if revision is None or _hidden_id(request, repo, revision.name, revision.sha):
-        raise Http404("no such ref")
+    revision = browse.split_revision(repo.disk_path, spec.removesuffix("/"), view_for(repo, request.user))
+    if revision is None:
+        raise Http404(NOT_FOUND)
     item = browse.clean_path(revision.path)
     if item is None:
         raise Http404("bad path")
@@ -216,11 +215,9 @@ def commit(request, owner: str, name: str, sha: str):
     """One commit and its diff against its first parent (a root commit: against the empty
     tree). An abbreviated id that is ambiguous answers 404, like one that is missing."""
     repo = repo_or_404(request, owner, name)
-    if not SHA_IN_URL.match(sha):
-        raise Http404("not an object id")
-    full = browse.commit_of(repo.disk_path, sha.lower())
-    if full is None or extensions.commit_hidden(repo, request.user, full):
-        raise Http404("no such commit")
+    full = browse.visible_commit(repo.disk_path, sha, view_for(repo, request.user))
+    if full is None:
+        raise Http404(NOT_FOUND)
     detail = browse.commit_detail(repo.disk_path, full)
     base = detail.parents[0] if detail.parents else None
     return render(request, "repos/commit.html", {
@@ -230,15 +227,16 @@ def commit(request, owner: str, name: str, sha: str):
 
 
 def compare_view(request, owner: str, name: str, spec: str):
-    """`base...head`, or just `head` (against the default branch)."""
+    """`base...head`, or just `head` (against the default branch). Both sides are resolved as
+    the viewer may see them: a hidden base would still show as the bound of a comparison."""
     repo = repo_or_404(request, owner, name)
     base, sep, head = spec.partition("...")
     if not sep:
         base, head = repo.default_branch, spec
-    result = compare.compare(repo, _url_rev(base), _url_rev(head), with_diff=False)
-    # The head's commits are shown; the base only bounds them (its own commits are not listed).
-    if result is None or _hidden_id(request, repo, head, result.head):
-        raise Http404("no such ref")
+    result = compare.compare(repo, _url_rev(base), _url_rev(head), with_diff=False,
+                             view=view_for(repo, request.user))
+    if result is None:
+        raise Http404(NOT_FOUND)
     return render(request, "repos/compare.html", {
         "repo": repo, "base_name": base, "head_name": head, "comparison": result, "tab": "commits",
         **diff_context(request, repo.disk_path, result.merge_base, result.head),
@@ -251,11 +249,9 @@ def archive_view(request, owner: str, name: str, spec: str):
     if suffix is None:
         raise Http404("unknown archive format")
     ref = spec[: -len(suffix)]
-    sha = browse.resolve_commit(repo.disk_path, _url_rev(ref))
+    sha = browse.resolve_commit(repo.disk_path, _url_rev(ref), view_for(repo, request.user))
     if sha is None:
-        raise Http404("no such ref")
+        raise Http404(NOT_FOUND)
     is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())
-    if is_id and extensions.commit_hidden(repo, request.user, sha):
-        raise Http404("no such ref")
     label = sha[:12] if is_id else ref
     return archive.archive_response(repo.disk_path, sha, archive.archive_basename(repo.name, label), suffix)

@@ -1,4 +1,5 @@
-"""The pushlog over HTTP: hg.mozilla.org-compatible json-pushes, and an Atom feed."""
+"""The pushlog over HTTP: hg.mozilla.org-compatible json-pushes, and an Atom feed, each as the
+viewer may see it (repos.pushlog.PushFilter: taken-down and hidden work is left out)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.utils.feedgenerator import Atom1Feed
 from repos import pushlog
 from repos.models import Push
 from repos.views import repo_or_404
+from repos.visibility import view_for
 
 FEED_ITEMS = 50
 
@@ -16,7 +18,7 @@ FEED_ITEMS = 50
 def json_pushes(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     try:
-        body = pushlog.render(repo, pushlog.parse_query(request.GET))
+        body = pushlog.render(repo, pushlog.parse_query(request.GET), view_for(repo, request.user))
     except pushlog.PushlogQueryError as exc:
         return JsonResponse({"error": {"code": "invalid", "message": str(exc)}}, status=400)
     response = JsonResponse(body)
@@ -38,11 +40,13 @@ def pushlog_atom(request, owner: str, name: str):
         feed_url=request.build_absolute_uri(),
         feed_guid=f"{link}/pushlog",
     )
-    pushes = Push.objects.filter(repository=repo).order_by("-pk").prefetch_related("ref_updates", "commits")
+    shown = pushlog.PushFilter(repo, view_for(repo, request.user))
+    pushes = shown.visible(Push.objects.filter(repository=repo)).order_by("-pk").prefetch_related(
+        "ref_updates", "commits")
     for push in pushes[:FEED_ITEMS]:
         # A rewritten ref is never shown as an ordinary update.
-        refs = ", ".join(u.ref + (" (forced)" if u.forced else "") for u in push.ref_updates.all())
-        shas = [c.sha for c in push.commits.all()]
+        refs = ", ".join(u.ref + (" (forced)" if u.forced else "") for u in shown.refs(push.ref_updates.all()))
+        shas = shown.shas([c.sha for c in push.commits.all()])
         feed.add_item(
             title=f"Push {push.pk} by {push.pusher_name}: {refs}",
             link=f"{link}/json-pushes?startID={push.pk - 1}&endID={push.pk}",

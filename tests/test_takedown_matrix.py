@@ -1,0 +1,343 @@
+"""Taken-down and hidden work, asked at every route that takes a commit id, ref, path or
+proposal.
+
+Hidden must answer exactly like unknown: for anonymous users, a signed-in outsider and a
+maintainer, every such route answers a taken-down or hidden workspace's commit (full or
+abbreviated, lower or upper case), ref, file or proposal with the same status and the same
+body as it answers a missing one; staff get the content. The repository's admins and the
+workspace's owner see a hidden workspace (but nothing taken down).
+
+Routes are enumerated as in tests/test_visibility_matrix.py: a route of a repository without
+a row here fails `test_every_repository_route_has_a_takedown_row`, so whether it can show
+taken-down content is decided when the route is added.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+
+from repos import pushes, services
+from repos.git import run_git
+from repos.models import Role
+from tests.factories import UserFactory
+from tests.repos.histories import Work
+from tests.test_visibility_matrix import REPO_ROUTES, all_routes
+
+pytestmark = pytest.mark.django_db
+
+ZERO = "0" * 40
+MISSING_SHA = "d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0d"
+MISSING_USER = "nobody"
+MISSING_PROPOSAL = 9999
+MISSING_PUSH = 999_999
+
+
+@dataclass(frozen=True)
+class Check:
+    """Paths that name the moderated content: {id} a commit id, {user} the workspace's owner,
+    {proposal} its proposal, {push} its push. `staff` is the status staff get (None: not
+    asked, e.g. a POST that would change something)."""
+
+    method: str
+    paths: tuple[str, ...]
+    staff: int | None = 200
+    # Taken-down refs live under refs/takedown/: no route names them by ref, staff included.
+    staff_taken_down: bool = True
+    # A workspace's own page shows its flags (no content) to its owner and the admins.
+    flags_page: bool = False
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A list: it must not mention the moderated commit, ref or proposal to those who may not
+    see it (the exits test checks each listing's contents in detail)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Exempt:
+    why: str
+
+
+ID_ROUTES: dict[str, Check | Listing | Exempt] = {
+    "repo-tree": Check("GET", ("/{repo}/tree/{id}",)),
+    "repo-blob": Check("GET", ("/{repo}/blob/{id}/work.txt",)),
+    "repo-raw": Check("GET", ("/{repo}/raw/{id}/work.txt",)),
+    "repo-commits": Check("GET", ("/{repo}/commits/{id}", "/{repo}/commits/{id}/work.txt")),
+    "repo-commit": Check("GET", ("/{repo}/commit/{id}", "/{repo}/commit/{id}?file=work.txt")),
+    "repo-compare": Check(
+        "GET", ("/{repo}/compare/main...{id}", "/{repo}/compare/{id}...main", "/{repo}/compare/{id}")
+    ),
+    "repo-archive": Check("GET", ("/{repo}/archive/{id}.tar.gz", "/{repo}/archive/{id}.tar.zst")),
+    "short-hash": Check("GET", ("/{repo}/c/{id}",), staff=302),
+    "json-pushes": Check(
+        "GET", ("/{repo}/json-pushes?changeset={id}", "/{repo}/json-pushes?fromchange={id}")
+    ),
+    "work-stack": Check("GET", ("/{repo}/work/stack/{user}/w",), staff_taken_down=False),
+    "proposal": Check("GET", ("/{repo}/proposals/{proposal}",)),
+    "proposal-revision": Check("GET", ("/{repo}/proposals/{proposal}/revisions/1",)),
+    "proposal-edit": Check("POST", ("/{repo}/proposals/{proposal}/edit",), staff=None),
+    "proposal-comment": Check("POST", ("/{repo}/proposals/{proposal}/comment",), staff=None),
+    "proposal-approve": Check("POST", ("/{repo}/proposals/{proposal}/approve",), staff=None),
+    "proposal-state": Check("POST", ("/{repo}/proposals/{proposal}/state",), staff=None),
+    "proposal-merge": Check("POST", ("/{repo}/proposals/{proposal}/merge",), staff=None),
+    "api-proposal": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}",)),
+    "api-proposal-comments": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/comments",)),
+    "api-proposal-revisions": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/revisions",)),
+    "api-proposal-approvals": Check(
+        "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/approvals",), staff=None
+    ),
+    "api-proposal-merge": Check("POST", ("/api/v1/repos/{repo}/proposals/{proposal}/merge",), staff=None),
+    "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
+    "workspace-user": Check("GET", ("/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True),
+    "workspace-ref": Check("GET", ("/{repo}/workspaces/{user}/w",), staff_taken_down=False),
+    "api-workspace": Check(
+        "GET", ("/api/v1/repos/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True
+    ),
+    "pushlog-atom": Listing("/{repo}/pushlog.atom"),
+    "api-pushes": Listing("/api/v1/repos/{repo}/pushes"),
+    "proposals": Listing("/{repo}/proposals?state=all"),
+    "api-proposals": Listing("/api/v1/repos/{repo}/proposals"),
+    "work": Listing("/{repo}/work?older=1"),
+    "work-text": Listing("/{repo}/work.txt?older=1"),
+    "api-work": Listing("/api/v1/repos/{repo}/work?older=1"),
+    "workspaces": Listing("/{repo}/workspaces"),
+    "api-workspaces": Listing("/api/v1/repos/{repo}/workspaces"),
+    "repository": Listing("/{repo}"),
+    "repo-commits-default": Listing("/{repo}/commits"),
+    "git-info-refs": Exempt("git: refs are hidden per request; tests/workspaces/test_takedown_git.py"),
+    "git-rpc": Exempt("git: wants are checked per request; tests/workspaces/test_takedown_git.py"),
+    "bundle-list": Exempt("bundles hold canonical refs only, never workspaces (DESIGN.md)"),
+    "bundles-page": Exempt("bundles hold canonical refs only"),
+    "bundles-build": Exempt("bundles hold canonical refs only"),
+    "archived-restore": Exempt("by archived-ref id, checked by the workspace's flags (write_refusal)"),
+    "api-archived-refs": Exempt("moderation pages: tests/workspaces/test_moderation_pages.py"),
+    "api-archived-ref-restore": Exempt(
+        "by archived-ref id, checked by the workspace's flags (write_refusal)"
+    ),
+    "workspace-report": Exempt("names a user, shows no content"),
+    "repository-refs": Exempt("admins' ref list: canonical and other non-workspace refs only"),
+    "api-refs": Exempt("admins' ref list: canonical and other non-workspace refs only"),
+    "api-refs-remove": Exempt("refuses workspace, archive and take-down refs"),
+    "api-ref": Exempt("refuses workspace, archive and take-down refs"),
+}
+# Settings, membership and the like: named one by one, so a new content route cannot slip in
+# under a prefix.
+_NO_CONTENT = (
+    "repository-settings",
+    "repository-member-set",
+    "repository-member-remove",
+    "repository-rename",
+    "repository-transfer",
+    "repository-delete",
+    "repository-restore",
+    "repository-webhook-add",
+    "repository-webhook-delete",
+    "mirror-settings",
+    "mirror-sync",
+    "repository-object-checks",
+    "workspace-settings",
+    "repository-moderation",
+    "proposal-new",
+    "api-repo",
+    "api-repo-restore",
+    "api-repo-transfer",
+    "api-members",
+    "api-member",
+    "api-hooks",
+    "api-hook",
+    "api-hook-deliveries",
+    "api-mirror",
+    "api-mirror-sync",
+    "api-object-checks",
+    "api-protected-branches",
+    "api-protected-branch",
+    "api-workspace-settings",
+)
+for _name in _NO_CONTENT:
+    ID_ROUTES.setdefault(_name, Exempt("settings or membership: takes no commit id, ref, path or proposal"))
+
+# URL converters that carry a commit id, ref, path or proposal, wherever the route is.
+_NAMING = re.compile(r"<(?:path:|str:)?(?:sha|spec|ref|refname|prefix|number|branch|revision)>")
+
+
+def test_every_repository_route_has_a_takedown_row():
+    missing = []
+    for name, pattern in all_routes():
+        if name is None or name in ID_ROUTES:
+            continue  # unnamed: the dumb-HTTP catch-all (tests/test_visibility_matrix.py)
+        if name in REPO_ROUTES or _NAMING.search(pattern) or "<str:owner>/<str:name>" in pattern:
+            missing.append(f"{name} ({pattern})")
+    assert not missing, "routes without a row in the take-down matrix: " + ", ".join(missing)
+    for row in ID_ROUTES.values():
+        assert not isinstance(row, Exempt) or row.why
+
+
+@pytest.fixture
+def moderated(tmp_path, git_home):
+    """olga's public repository: alice's workspace (taken down) and hugo's (hidden), each with a
+    commit adding work.txt, a proposal and a recorded push; maud maintains, otto is an outsider,
+    sam is staff."""
+    from reviews.services import proposal_open
+    from workspaces import moderation
+
+    work = Work(tmp_path / "w", git_home)
+    work.commit("first", {"README.md": "# project\n"})
+    heads = {}
+    for user in ("alice", "hugo"):
+        work.git("checkout", "-q", "-b", user, "main")
+        heads[user] = work.commit(f"{user}'s secret work", {"work.txt": f"{user}-secret-text\n"})
+    work.git("checkout", "-q", "main")
+    repo = work.publish(owner="olga", name="proj")
+    olga = repo.owner
+    users = {"olga": olga}
+    for name in ("alice", "hugo", "maud", "otto"):
+        users[name] = UserFactory(username=name)
+    users["sam"] = UserFactory(username="sam", is_staff=True)
+    services.membership_set(repo=repo, user=users["maud"], role=Role.MAINTAINER)
+    values = {}
+    for user, head in heads.items():
+        run_git(["update-ref", "-d", f"refs/heads/{user}"], repo=repo.disk_path)
+        run_git(["update-ref", f"refs/users/{user}/w", head], repo=repo.disk_path)
+        push = pushes.push_record(
+            repo=repo, pusher=users[user], updates=[pushes.Update(ZERO, head, f"refs/users/{user}/w")]
+        )
+        proposal = proposal_open(
+            repo=repo,
+            user=users[user],
+            source_ref=f"refs/users/{user}/w",
+            target_branch="main",
+            title=f"{user}'s proposal",
+        )
+        values[user] = {"id": head, "user": user, "proposal": proposal.number, "push": push.pk}
+    moderation.do_take_down_workspace(repo=repo, user=users["alice"], acting_user=users["sam"], reason="DMCA")
+    moderation.do_hide_workspace(repo=repo, user=users["hugo"], acting_user=users["sam"], reason="abuse")
+    tokens = {name: services.token_create(user=user, scope="write")[1] for name, user in users.items()}
+    return {"repo": repo, "users": users, "tokens": tokens, "values": values}
+
+
+def _client(world, who: str | None, api: bool) -> Client:
+    if who is None:
+        return Client()
+    if api:
+        return Client(HTTP_AUTHORIZATION=f"Bearer {world['tokens'][who]}")
+    client = Client()
+    client.force_login(world["users"][who])
+    return client
+
+
+_CSRF = re.compile(r'(csrfmiddlewaretoken" value="|csrf-token" content=")[^"]*')
+
+
+def _answer(client: Client, method: str, path: str, names: list[str]) -> tuple[int, str]:
+    """Status and body, with what the request named replaced: a hidden and a missing id must
+    give the same answer up to the id itself."""
+    response = getattr(client, method.lower())(path)
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    text = _CSRF.sub(r"\1", body.decode("utf-8", "replace"))
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(name, "<named>")
+    return response.status_code, text
+
+
+def _id_forms(sha: str) -> list[str]:
+    return [sha, sha.upper(), sha[:7], sha[:7].upper(), sha[:12]]
+
+
+def _fill(path: str, values: dict, id_form: str) -> str:
+    return path.format(
+        repo="olga/proj", id=id_form, user=values["user"], proposal=values["proposal"], push=values["push"]
+    )
+
+
+MISSING = {"user": MISSING_USER, "proposal": MISSING_PROPOSAL, "push": MISSING_PUSH}
+
+
+def _cases(row: Check, values: dict):
+    """(path to the moderated content, path to missing content, what each names)."""
+    for path in row.paths:
+        forms = range(5) if "{id}" in path else range(1)
+        for i in forms:
+            hidden_id, missing_id = _id_forms(values["id"])[i], _id_forms(MISSING_SHA)[i]
+            hidden = _fill(path, values, hidden_id)
+            missing = _fill(path, {**values, **MISSING}, missing_id)
+            # The path itself shows up in the page (the sign-in link), and the id in messages.
+            yield (
+                hidden,
+                missing,
+                [hidden.partition("?")[0], hidden_id, hidden_id.lower()],
+                [missing.partition("?")[0], missing_id, missing_id.lower()],
+            )
+
+
+@pytest.mark.parametrize(
+    "moderated_user, blind, seeing",
+    [
+        # Taken down: only staff see it, the repository's admins and the owner included.
+        ("alice", (None, "otto", "maud", "olga", "alice"), ()),
+        # Hidden: the owner and the repository's admins see it too.
+        ("hugo", (None, "otto", "maud"), ("olga", "hugo")),
+    ],
+)
+def test_moderated_content_answers_as_missing_content(moderated, moderated_user, blind, seeing):
+    values = moderated["values"][moderated_user]
+    failures = []
+    for route, row in ID_ROUTES.items():
+        if not isinstance(row, Check):
+            continue
+        api = row.paths[0].startswith("/api/")
+        for hidden, missing, hidden_names, missing_names in _cases(row, values):
+            for who in blind:
+                if row.flags_page and who in ("olga", "alice"):
+                    continue
+                client = _client(moderated, who, api)
+                got = _answer(client, row.method, hidden, hidden_names)
+                expected = _answer(client, row.method, missing, missing_names)
+                if got != expected:
+                    failures.append(
+                        f"{route} {who or 'anonymous'} {hidden}: {got[0]} != missing {expected[0]}"
+                        + ("" if got[0] != expected[0] else " (bodies differ)")
+                    )
+            if row.staff is None or (moderated_user == "alice" and not row.staff_taken_down):
+                continue
+            for who in ("sam", *seeing):
+                status = _answer(_client(moderated, who, api), row.method, hidden, [])[0]
+                if status != row.staff:
+                    failures.append(f"{route} {who} {hidden}: {status}, not {row.staff}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize(
+    "moderated_user, blind",
+    [("alice", (None, "otto", "maud", "olga", "alice")), ("hugo", (None, "otto", "maud"))],
+)
+def test_listings_do_not_mention_moderated_content(moderated, moderated_user, blind):
+    values = moderated["values"][moderated_user]
+    secrets = (
+        values["id"][:7],
+        f"{moderated_user}'s secret work",
+        f"{moderated_user}'s proposal",
+        f"{moderated_user}-secret-text",
+        f"refs/users/{moderated_user}/",
+    )
+    failures = []
+    for route, row in ID_ROUTES.items():
+        if not isinstance(row, Listing):
+            continue
+        path = row.path.format(repo="olga/proj")
+        for who in blind:
+            if who == moderated_user and route in ("workspaces", "api-workspaces"):
+                continue  # their own workspace's row (its flags) is theirs to see
+            status, text = _answer(_client(moderated, who, path.startswith("/api/")), "GET", path, [])
+            # The repository page tells a signed-in user how to push to their own workspace.
+            leaked = [
+                s for s in secrets if s in text and not (who == moderated_user and s.startswith("refs/"))
+            ]
+            if status != 200 or leaked:
+                failures.append(f"{route} {who or 'anonymous'}: {status}, mentions {leaked}")
+    assert not failures, "\n".join(failures)
