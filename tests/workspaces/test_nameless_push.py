@@ -1,10 +1,36 @@
 """Nameless push through proc-receive: refs/for/<branch>[/<topic>] lands in the workspace."""
 
+import json
+import time
+import urllib.request
+
 import pytest
 
 from repos.models import Push, RefUpdate
+from reviews.models import Proposal, ProposalState
+from workspaces.models import ArchivedRef
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+def eventually(fetch, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def api_post(world, who, path: str, data: dict) -> dict:
+    request = urllib.request.Request(
+        f"http://{world.host}{path}",
+        data=json.dumps(data).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {who.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
 
 
 def test_nameless_push_creates_then_advances(world):
@@ -63,3 +89,112 @@ def test_missing_target_branch_and_delete_are_refused(world):
     assert "refs/for/main cannot be deleted" in result.stderr
     assert not [r for r in world.refs() if r.startswith("refs/users/alice/")]
     assert not Push.objects.filter(repository=world.repo, pusher=alice.user).exists()
+
+
+def test_a_restored_merged_ref_never_takes_unrelated_work(world, celery_worker_process):
+    """Merged, archived by cleanup, restored by its owner: the owner's next nameless push of
+    other work (built on main, so it descends from the restored ref) gets a ref of its own,
+    and the proposal it opens does not sit on the merged one's ref."""
+    alice = world.add("alice")
+    first = alice.commit("part one", name="one.txt")
+    result = alice.push("HEAD:refs/for/main", options=["title=Part one"])
+    assert result.returncode == 0, result.stderr
+    merged_ref = f"refs/users/alice/main/{first[:12]}"
+    merged = eventually(lambda: Proposal.objects.filter(repository=world.repo, source_ref=merged_ref).first())
+    assert merged is not None, result.stderr
+    api_post(
+        world,
+        world.owner,
+        f"/api/v1/repos/owner/project/proposals/{merged.number}/merge",
+        {"strategy": "merge"},
+    )
+    row = eventually(
+        lambda: ArchivedRef.objects.filter(repository=world.repo, ref=merged_ref).first(), timeout=60
+    )
+    assert row is not None and row.how == "merged" and merged_ref not in world.refs()
+    restored = api_post(
+        world, alice, f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {}
+    )
+    assert restored["ref"] == merged_ref and world.refs()[merged_ref] == first
+
+    alice.git("fetch", "--quiet", "origin", "main", check=True)
+    alice.git("checkout", "--quiet", "-B", "next", "FETCH_HEAD", check=True)
+    assert alice.git("merge-base", "--is-ancestor", first, "HEAD").returncode == 0
+    second = alice.commit("unrelated", name="two.txt")
+    result = alice.push("HEAD:refs/for/main", options=["title=Part two"])
+    assert result.returncode == 0, result.stderr
+    fresh = f"refs/users/alice/main/{second[:12]}"
+    assert f"landed in {fresh}" in result.stderr
+    refs = world.refs()
+    assert refs[merged_ref] == first and refs[fresh] == second
+    opened = eventually(lambda: Proposal.objects.filter(repository=world.repo, title="Part two").first())
+    assert opened is not None and opened.source_ref == fresh
+    merged.refresh_from_db()
+    assert merged.state == ProposalState.MERGED
+    # Work on top of the new head advances it; the restored ref stays where it was.
+    third = alice.commit("unrelated, continued", name="two.txt")
+    assert alice.push("HEAD:refs/for/main").returncode == 0
+    refs = world.refs()
+    assert refs[fresh] == third and refs[merged_ref] == first
+
+
+def test_a_merged_head_is_not_advanced_while_cleanup_is_off(world):
+    from workspaces.models import WorkspaceSettings
+
+    WorkspaceSettings.objects.create(repository=world.repo, delete_merged_refs=False)
+    alice = world.add("alice")
+    first = alice.commit("landed")
+    assert alice.push("HEAD:refs/for/main").returncode == 0
+    head = f"refs/users/alice/main/{first[:12]}"
+    owner = world.owner
+    owner.git("fetch", "--quiet", owner.remote, head, check=True)
+    owner.git("merge", "--ff-only", "--quiet", "FETCH_HEAD", check=True)
+    assert owner.push("main").returncode == 0
+    # Pushing what main already has proposes nothing.
+    result = alice.push("HEAD:refs/for/main")
+    assert result.returncode != 0 and "no new changes" in result.stdout + result.stderr
+    second = alice.commit("on top of main")
+    result = alice.push("HEAD:refs/for/main")
+    assert result.returncode == 0, result.stderr
+    refs = world.refs()
+    assert refs[head] == first and refs[f"refs/users/alice/main/{second[:12]}"] == second
+    # A topic whose ref holds merged work is not reused for other work either.
+    alice.git("checkout", "--quiet", "-b", "t", first, check=True)
+    alice.commit("topic one", name="t.txt")
+    assert alice.push("HEAD:refs/for/main/t1").returncode == 0
+    tip = world.refs()["refs/users/alice/t1"]
+    owner.git("fetch", "--quiet", owner.remote, "refs/users/alice/t1", check=True)
+    owner.git("merge", "--no-ff", "--quiet", "-m", "t1", "FETCH_HEAD", check=True)
+    assert owner.push("main").returncode == 0
+    alice.git("fetch", "--quiet", "origin", "main", check=True)
+    alice.git("checkout", "--quiet", "-B", "t", "FETCH_HEAD", check=True)
+    alice.commit("topic two", name="t.txt")
+    result = alice.push("HEAD:refs/for/main/t1")
+    assert result.returncode != 0 and "holds work already on main" in result.stdout + result.stderr
+    assert world.refs()["refs/users/alice/t1"] == tip
+
+
+def test_heads_for_other_branches_and_topics_are_left_alone(world):
+    world.owner.commit("release branch", name="r.txt")
+    assert world.owner.push("HEAD:refs/heads/release").returncode == 0
+    alice = world.add("alice")
+    alice.git("fetch", "--quiet", "origin", check=True)
+    alice.git("checkout", "--quiet", "-B", "w", "origin/release", check=True)
+    one = alice.commit("for release")
+    assert alice.push("HEAD:refs/for/release").returncode == 0
+    assert alice.push("HEAD:refs/for/main/topic-a").returncode == 0
+    two = alice.commit("more")
+    # For main, without a topic: neither the release head nor the topic ref moves.
+    result = alice.push("HEAD:refs/for/main")
+    assert result.returncode == 0, result.stderr
+    refs = world.refs()
+    assert refs[f"refs/users/alice/release/{one[:12]}"] == one
+    assert refs["refs/users/alice/topic-a"] == one
+    assert refs[f"refs/users/alice/main/{two[:12]}"] == two
+    # A directly pushed ref shaped like a nameless head is not one.
+    three = alice.commit("direct")
+    assert alice.push(f"HEAD:refs/users/alice/main/{three[:12]}").returncode == 0
+    four = alice.commit("after direct")
+    assert alice.push("HEAD:refs/for/main").returncode == 0
+    refs = world.refs()
+    assert refs[f"refs/users/alice/main/{two[:12]}"] == four  # the nameless head it builds on

@@ -1,7 +1,9 @@
 # proc-receive: nameless push. `git push origin HEAD:refs/for/<branch>[/<topic>]` (or with
 # -o topic=<name>) lands in the pusher's workspace under a name the server picks, and the
-# client is told the real ref (`option refname`). Standalone: no Django, no project imports
-# (see repos/hooks/__init__.py). Protocol: githooks(5), "proc-receive".
+# client is told the real ref (`option refname`). A push that fast-forwards one of the
+# pusher's live nameless heads for the same branch advances it (nameless_head); any other work
+# gets a ref of its own. Standalone: no Django, no project imports (see
+# repos/hooks/__init__.py). Protocol: githooks(5), "proc-receive".
 import os
 import re
 import subprocess
@@ -10,6 +12,10 @@ import sys
 ZERO = "0" * 40
 SHORT = 12
 _TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# A nameless head's last component: the commit it was created at, abbreviated (longer when 12
+# digits are ambiguous), and a number when that name was taken.
+_NAMELESS = re.compile(r"^[0-9a-f]{12,64}(?:-[0-9]+)?$")
+MAX_SAME_NAME = 100
 
 
 def read_pkt(stream):
@@ -58,46 +64,54 @@ def split_target(rest):
     return None, rest
 
 
-def handle(old, new, ref, pusher, options, limit):
-    """(status line, [option lines]) for one refs/for/ command."""
+def handle(old, new, ref, pusher, options, limit, heads=None, restored=frozenset()):
+    """(status line, [option lines]) for one refs/for/ command. `heads`: the refs nameless
+    pushes wrote, with their branch; `restored`: refs restored after their work landed (both
+    from the web view, workspaces.nameless)."""
+    heads = heads or {}
     if new == ZERO:
-        return (f"ng {ref} deleting through refs/for/ is not possible; delete the workspace ref: "
-                f"git push origin :refs/users/{pusher}/<name>"), []
-    branch, topic = split_target(ref[len("refs/for/"):])
+        return (
+            f"ng {ref} deleting through refs/for/ is not possible; delete the workspace ref: "
+            f"git push origin :refs/users/{pusher}/<name>"
+        ), []
+    branch, topic = split_target(ref[len("refs/for/") :])
     if branch is None:
         return f"ng {ref} no branch {topic!r} to propose work for; push to refs/for/<existing branch>", []
+    if is_ancestor(new, f"refs/heads/{branch}"):
+        # A head at a commit the branch has would be merged work from the start, and every
+        # later push on top of the branch would descend from it.
+        return (
+            f"ng {ref} no new changes: {new[:SHORT]} is already on {branch}; commit your work and push again"
+        ), []
     topic = options.get("topic") or topic
     prefix = f"refs/users/{pusher}/"
     if topic:
         if not _TOPIC.match(topic):
             return f"ng {ref} invalid topic {topic!r}: letters, digits, '.', '_' and '-'", []
         target = f"{prefix}{topic}"
+        current = git("rev-parse", "--verify", "--quiet", target, check=False).stdout.strip() or ZERO
+        refusal = retired_topic(ref, target, current, branch, heads, restored)
+        if refusal:
+            return refusal, []
     else:
-        target = None
-        # Advance an existing nameless head for this branch if the new commit descends from it.
-        heads = git("for-each-ref", "--sort=-committerdate", "--format=%(refname) %(objectname)",
-                    f"{prefix}{branch}/").stdout.split("\n")
-        for line in heads:
-            if not line:
-                continue
-            head_ref, head_sha = line.split(" ", 1)
-            if is_ancestor(head_sha, new):
-                target = head_ref
-                break
+        target, current = nameless_target(new, branch, f"{prefix}{branch}/", heads, restored)
         if target is None:
-            short = git("rev-parse", f"--short={SHORT}", new).stdout.strip()
-            target = f"{prefix}{branch}/{short}"
-    current = git("rev-parse", "--verify", "--quiet", target, check=False).stdout.strip() or ZERO
+            return f"ng {ref} too many workspace refs named after {new[:SHORT]}; delete some", []
     if current == ZERO:
-        count = git("for-each-ref", "--format=x", prefix).stdout.count("\n")  # exact: proc-receive runs git anyway
+        count = git("for-each-ref", "--format=x", prefix).stdout.count(
+            "\n"
+        )  # exact: proc-receive runs git anyway
         if count >= limit:
-            return (f"ng {ref} your workspace already holds {limit} refs, the limit; delete some with "
-                    f"git push origin :refs/users/{pusher}/<name>"), []
+            return (
+                f"ng {ref} your workspace already holds {limit} refs, the limit; delete some with "
+                f"git push origin :refs/users/{pusher}/<name>"
+            ), []
     if current == new:
         return f"ok {ref}", [f"option refname {target}", f"option old-oid {current}", f"option new-oid {new}"]
     # Compare-and-swap against what we just read: a concurrent push cannot be overwritten.
-    result = git("update-ref", "-m", f"hostsite: nameless push by {pusher} to {ref}", target, new, current,
-                 check=False)
+    result = git(
+        "update-ref", "-m", f"hostsite: nameless push by {pusher} to {ref}", target, new, current, check=False
+    )
     if result.returncode != 0:
         return f"ng {ref} {target} changed while pushing; push again", []
     lines = [f"option refname {target}", f"option old-oid {current}", f"option new-oid {new}"]
@@ -106,15 +120,78 @@ def handle(old, new, ref, pusher, options, limit):
     return f"ok {ref}", lines
 
 
+def nameless_target(new, branch, base, heads, restored):
+    """(ref, its current tip or ZERO) for a nameless push of `new` for `branch`: the nameless
+    head it builds on, or else a fresh name under `base` (refs/users/<pusher>/<branch>/)."""
+    head = nameless_head(new, branch, base, heads, restored)
+    if head:
+        return head
+    short = git("rev-parse", f"--short={SHORT}", new).stdout.strip()
+    # The name is taken by a head that may not advance (restored, merged, or other work):
+    # a numbered name beside it, never that ref.
+    taken = set(git("for-each-ref", "--format=%(refname)", f"{base}{short}*").stdout.split())
+    for n in range(1, MAX_SAME_NAME + 1):
+        name = f"{base}{short}" + (f"-{n}" if n > 1 else "")
+        if name not in taken:
+            return name, ZERO
+    return None, ZERO
+
+
+def nameless_head(new, branch, base, heads, restored):
+    """The pusher's nameless head for `branch` that `new` fast-forwards, as (ref, tip), or None.
+    Candidates: refs named `<base><hex>[-<n>]` that nameless pushes for this branch wrote
+    (a plain push may use such a name too), that hold work the branch lacks (a merged head
+    would capture every later push built on the branch), and that were not restored after
+    merged-ref cleanup archived them (their work landed). Topic refs live outside `base`."""
+    listed = git(
+        "for-each-ref",
+        "--sort=-committerdate",
+        "--format=%(refname) %(objectname)",
+        f"--no-merged=refs/heads/{branch}",
+        base,
+    ).stdout
+    for line in listed.splitlines():
+        head_ref, head_sha = line.split(" ", 1)
+        if (
+            not _NAMELESS.match(head_ref[len(base) :])
+            or heads.get(head_ref) != branch
+            or head_ref in restored
+        ):
+            continue
+        if is_ancestor(head_sha, new):
+            return head_ref, head_sha
+    return None
+
+
+def retired_topic(ref, target, current, branch, heads, restored):
+    """Why a topic push may not move the existing topic ref, or None. A topic names one ref,
+    so other work cannot get a new one: the push is refused rather than capture a ref whose
+    work landed, or that was proposed for another branch. A live topic ref of the same branch
+    is the topic's work and follows it, rewritten or not (a new revision of its proposal)."""
+    if current == ZERO:
+        return None
+    if target in restored:
+        why = "was restored after its work landed"
+    elif is_ancestor(current, f"refs/heads/{branch}"):
+        why = f"holds work already on {branch}"
+    elif heads.get(target, branch) != branch:
+        why = f"holds work proposed for {heads[target]}"
+    else:
+        return None
+    return f"ng {ref} {target} {why}; use another topic, or delete it first: git push origin :{target}"
+
+
 def note_target(ref, status, extra):
     """Tell the platform which branch a nameless push was for (a topic ref's name does not say):
     an `option hostsite.for=<workspace ref> <branch>` line in the updates file, which
     post-receive never lets a client write. Change proposals opened with -o title= use it."""
     updates_file = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
-    refname = next((line[len("option refname "):] for line in extra if line.startswith("option refname ")), None)
+    refname = next(
+        (line[len("option refname ") :] for line in extra if line.startswith("option refname ")), None
+    )
     if not updates_file or not status.startswith("ok ") or not refname:
         return
-    branch, _topic = split_target(ref[len("refs/for/"):])
+    branch, _topic = split_target(ref[len("refs/for/") :])
     if branch:
         with open(updates_file, "a", encoding="utf-8") as fh:
             fh.write(f"option hostsite.for={refname} {branch}\n")
@@ -127,6 +204,10 @@ def main() -> int:
         limit = int(os.environ.get("HOSTSITE_WORKSPACE_REF_LIMIT", "1000"))
     except ValueError:
         limit = 1000
+    # From the database (workspaces.nameless): which refs nameless pushes wrote, for which
+    # branch, and which were restored after their work landed.
+    restored = frozenset(os.environ.get("HOSTSITE_RESTORED_REFS", "").split())
+    heads = dict(item.rpartition(":")[::2] for item in os.environ.get("HOSTSITE_NAMELESS_HEADS", "").split())
     # Version negotiation: ask for push options (-o topic=...).
     first = read_section(stdin)
     caps = first[0].split(b"\0", 1)[1].decode() if first and b"\0" in first[0] else ""
@@ -144,12 +225,14 @@ def main() -> int:
         if not pusher:
             status, extra = f"ng {ref} pushes must go through hostsite's HTTP endpoint", []
         else:
-            status, extra = handle(old, new, ref, pusher, options, limit)
+            status, extra = handle(old, new, ref, pusher, options, limit, heads, restored)
         write_pkt(stdout, status)
         for line in extra:
             write_pkt(stdout, line)
         note_target(ref, status, extra)
-        refname = next((line[len("option refname "):] for line in extra if line.startswith("option refname ")), "")
+        refname = next(
+            (line[len("option refname ") :] for line in extra if line.startswith("option refname ")), ""
+        )
         if status.startswith("ok ") and refname:
             # Only report-status-v2 carries `option refname`, and libgit2 and dulwich speak v1:
             # their users learn the name from this `remote:` line (tests/repos/test_other_clients.py).
