@@ -78,12 +78,17 @@ NO_CACHE_HEADERS = {
 class GitProcessResponse(StreamingHttpResponse):
     """Streams git's stdout; close() always reaps git, and kills it first if it still runs
     (the client went away). `on_exit(returncode, bytes_sent)` runs once git is gone. A `relay`
-    (repos.sideband.FsckRelay) sees every chunk on its way out and may add to it."""
+    (repos.sideband.FsckRelay) sees every chunk on its way out and may add to it.
+    `before_end()` runs when git's output ends, before the relay's last packet (the final
+    flush) goes out: a push is recorded there, and the note it returns, if any, reaches the
+    client on band 2. The client waits for the end of the response anyway, so this costs a
+    push nothing it did not already wait for."""
 
     def __init__(self, proc, *, content_type: str, prefix: bytes = b"", feeder=None, on_exit=None,
-                 stderr_file=None, finish_when_abandoned: bool = False, relay=None):
+                 stderr_file=None, finish_when_abandoned: bool = False, relay=None, before_end=None):
         self._proc = proc
         self._relay = relay
+        self._before_end = before_end
         self._feeder = feeder
         self._on_exit = on_exit
         self._stderr_file = stderr_file
@@ -110,7 +115,8 @@ class GitProcessResponse(StreamingHttpResponse):
                     continue  # the start of a packet, held until the rest arrives
             self.bytes_sent += len(chunk)
             yield chunk
-        if relay is not None and (tail := relay.finish()):
+        note = self._before_end() if self._before_end is not None else b""
+        if relay is not None and (tail := relay.finish(note or b"")):
             self.bytes_sent += len(tail)
             yield tail
         self._finish(abandoned=False)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from repos.git import GitError, run_git
@@ -99,14 +100,35 @@ def is_forced(path, old: str, new: str) -> bool:
 
 def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http",
                 push_options: list[str] | None = None, pusher_name: str | None = None,
-                list_commits: bool = True) -> Push | None:
+                list_commits: bool = True, spool_id: str | None = None,
+                created_at: datetime | None = None) -> Push | None:
     """Record one push, its ref updates and the commits it introduced, in one transaction;
     then enqueue the post-push work. `pusher` may be None with a `pusher_name` for the platform's
     own pushers (a pull mirror's syncs are recorded as pushes by "mirror", a reserved name).
     An import records its refs without listing commits: the history it brings predates the
-    pushlog (one row per commit of a 100k-commit history would only say "imported")."""
+    pushlog (one row per commit of a 100k-commit history would only say "imported").
+
+    A git push is recorded from its spool file (repos.push_spool), possibly more than once
+    (the web process, then the replay task): with its `spool_id`, a second call returns the
+    first call's push and does nothing else. `created_at` is when git took the push, which a
+    replay may record minutes later."""
     if not updates:
         return None
+    if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
+        return done
+    try:
+        return _record(repo=repo, pusher=pusher, updates=updates, protocol=protocol, push_options=push_options,
+                       pusher_name=pusher_name, list_commits=list_commits, spool_id=spool_id,
+                       created_at=created_at)
+    except IntegrityError:
+        # Another process recorded the same spool file between the check above and the insert.
+        if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
+            return done
+        raise
+
+
+def _record(*, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id,
+            created_at) -> Push:
     from repos.tasks import fan_out_webhooks, maintain_repository
 
     username = getattr(pusher, "username", "") or ""
@@ -125,7 +147,12 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
             protocol=protocol,
             touches_workspace=any(u.ref.startswith("refs/users/") for u in updates),
             push_options=list(push_options or []),
+            spool_id=spool_id,
         )
+        if created_at is not None:
+            # auto_now_add ignores a value given to create().
+            Push.objects.filter(pk=push.pk).update(created_at=created_at)
+            push.created_at = created_at
         RefUpdate.objects.bulk_create(
             [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new, forced=flag)
              for u, flag in zip(updates, forced, strict=True)]

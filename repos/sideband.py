@@ -9,7 +9,10 @@ across packets, and:
 - collects every fsck message (accepted legacy objects are recorded after the push);
 - right after git's line for a refused object (`error: object <oid>: hasDotgit: ...`), adds a
   band-2 packet `hostsite: object <oid> refused by the hasDotgit check: <why, what to do>`,
-  so the client prints it as `remote: hostsite: ...` under git's own line.
+  so the client prints it as `remote: hostsite: ...` under git's own line;
+- holds back a flush-pkt that ends a chunk until more output follows: receive-pack's last
+  packet is that flush, and `finish(note)` can still send a note (the push's record is
+  delayed) before it, while the client is listening.
 
 Everything else is relayed as it arrived, packet for packet. Only an incomplete packet is held
 back, until the rest of it arrives (at most one pkt-line, 64 KiB). Bytes that are not pkt-lines
@@ -23,6 +26,7 @@ import re
 from repos import objectcheck
 
 MAX_PACKET = 65520  # side-band-64k (gitprotocol-pack(5))
+FLUSH = b"0000"
 # A line this long is no fsck message we could parse; keep the relay's memory bounded.
 MAX_LINE = 64 * 1024
 # Enough for record_legacy's own cap; a history with more is summarised by what was collected.
@@ -47,6 +51,7 @@ class FsckRelay:
         self.passthrough = False  # set for good on the first byte that is not a pkt-line
         self._explain = explain
         self._held = b""  # an incomplete packet
+        self._flush_held = False  # a flush-pkt that ended the output so far
         self._line = bytearray()  # band-2 text since the last line end
         self._explained: set[tuple[str, str]] = set()
         self._seen: set[tuple[str, str, str]] = set()
@@ -55,7 +60,8 @@ class FsckRelay:
         if self.passthrough or not chunk:
             return chunk
         data = self._held + chunk if self._held else chunk
-        out: list[bytes] = []
+        out: list[bytes] = [FLUSH] if self._flush_held else []
+        self._flush_held = False
         pos, end = 0, len(data)
         while pos + 4 <= end:
             header = data[pos:pos + 4]
@@ -77,12 +83,20 @@ class FsckRelay:
             else:
                 out.append(packet)
         self._held = data[pos:]
+        if not self._held and out and out[-1] == FLUSH:
+            out.pop()
+            self._flush_held = True
         return b"".join(out)
 
-    def finish(self) -> bytes:
-        """The end of git's output: anything held is relayed as it is."""
+    def finish(self, note: bytes = b"") -> bytes:
+        """The end of git's output: anything held is relayed as it is, with `note` (a line for
+        the client) on band 2 before the final flush-pkt. Without that flush (git died, or the
+        output is not side-band) there is no place for a note and it is dropped."""
         held, self._held = self._held, b""
-        return held
+        if not self._flush_held:
+            return held
+        self._flush_held = False
+        return held + b"".join(_packets(note, self.max_packet) if note else []) + FLUSH
 
     def _give_up(self, out: list[bytes], rest: bytes) -> bytes:
         self.passthrough = True

@@ -23,7 +23,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import advertisement, extensions, objectcheck, pktline, pushes, sideband, transfers
+from repos import advertisement, extensions, objectcheck, pktline, push_spool, pushes, sideband, transfers
 from repos.git import popen_git
 from repos.gitstream import CHUNK, NO_CACHE_HEADERS, Feeder, GitProcessResponse
 from repos.models import Repository, Role
@@ -165,8 +165,14 @@ def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | Non
 
 
 def _wants(body: BinaryIO) -> list[str]:
+    """The ids a fetch asks for: its wants, and the objects an object-info asks about (their
+    sizes say as much about hidden content as the objects do)."""
     try:
-        return pktline.upload_wants(body)
+        ids = pktline.upload_wants(body)
+        body.seek(0)
+        ids += [payload[4:].strip().decode("ascii", "replace") for _raw, payload in pktline.iter_pkts(body)
+                if payload is not None and payload.startswith(b"oid ")]
+        return ids
     finally:
         body.seek(0)
 
@@ -188,14 +194,21 @@ def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tup
     return argv
 
 
-def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands) -> dict[str, str]:
+def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands, spool_id: str) -> dict[str, str]:
     role = pusher.role_label
     return {
         **extensions.hook_environment(repo, pusher.user, role, commands),
         "HOSTSITE_PUSHER": pusher.user.username,
+        "HOSTSITE_PUSHER_ID": str(pusher.user.pk),
         "HOSTSITE_ROLE": role,
         "HOSTSITE_REPO_ID": str(repo.pk),
         "HOSTSITE_REF_UPDATES_FILE": updates_file,
+        # post-receive spools the push here (repos.push_spool); this process records it, and
+        # the replay leaves a young file alone while this process lives.
+        "HOSTSITE_PUSH_SPOOL_DIR": str(push_spool.spool_dir()),
+        "HOSTSITE_PUSH_ID": spool_id,
+        "HOSTSITE_PUSH_PROTOCOL": "http",
+        "HOSTSITE_SPOOL_WRITER_PID": str(os.getpid()),
     }
 
 
@@ -236,30 +249,38 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
     commands = prepared.commands
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    on_exit = relay = None
+    on_exit = relay = before_end = None
     if service == "receive-pack":
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
-        env.update(_hook_env(repo, pusher, updates_path, commands))
+        spool_id = push_spool.new_spool_id()
+        env.update(_hook_env(repo, pusher, updates_path, commands, spool_id))
         # The object checks' messages reach the client on side-band 2: read them on the way
         # (legacy objects are recorded, refusals explained). Without a side-band they go to
         # git's stderr and the client sees none of them; nothing to add to.
         if sideband.negotiated(pktline.receive_capabilities(prepared.prefix)):
             relay = sideband.FsckRelay()
 
-        def on_exit(returncode: int, _sent: int) -> None:
-            try:
-                text = Path(updates_path).read_text(encoding="utf-8", errors="replace")
-            finally:
-                os.unlink(updates_path)
-            # Whatever post-receive wrote did happen, even if the client left afterwards:
-            # record it. A push git rejected wrote nothing and records nothing.
+        def record_updates_file(text: str):
+            # post-receive could not spool (a full disk): record what it wrote here instead.
             updates = pushes.parse_updates(text)
-            if updates:
-                pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http",
-                                   push_options=pushes.parse_push_options(text))
-                if relay is not None and relay.messages:
-                    _record_legacy(repo, relay.messages)
+            return pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http",
+                                      push_options=pushes.parse_push_options(text)) if updates else None
+
+        recording = push_spool.LiveRecording(repository_id=repo.pk, spool_id=spool_id, updates_file=updates_path,
+                                             record_fallback=record_updates_file)
+
+        def before_end() -> bytes:
+            # Whatever post-receive spooled did happen: record it while the client still
+            # listens, so it can be told if the record has to wait for the replay.
+            return b"" if recording.attempt() else f"{push_spool.DELAYED_MESSAGE}\n".encode()
+
+        def on_exit(returncode: int, _sent: int) -> None:
+            # Also when the client left before the end: the push happened all the same. A
+            # push git rejected spooled nothing and records nothing.
+            recording.attempt()
+            if recording.push is not None and relay is not None and relay.messages:
+                _record_legacy(repo, relay.messages)
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
     config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
@@ -293,7 +314,7 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     feeder.start()
     return GitProcessResponse(
         proc, content_type=f"application/x-git-{service}-result", feeder=feeder, on_exit=on_exit,
-        stderr_file=stderr, finish_when_abandoned=service == "receive-pack", relay=relay,
+        stderr_file=stderr, finish_when_abandoned=service == "receive-pack", relay=relay, before_end=before_end,
     )
 
 

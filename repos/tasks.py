@@ -124,3 +124,36 @@ def schedule_mirror_syncs() -> int:
     for mirror_id in ids:
         sync_mirror.delay(mirror_id)
     return len(ids)
+
+
+@shared_task(ignore_result=True)
+def replay_spooled_pushes() -> int:
+    """Periodic (Celery beat, every minute): record the pushes post-receive spooled that no web
+    process recorded (the database was down, the worker died). Idempotent (repos.push_spool)."""
+    from repos import push_spool
+
+    return push_spool.replay().recorded
+
+
+@shared_task(ignore_result=True)
+def schedule_push_reconciliation() -> int:
+    """Periodic (Celery beat, PUSH_RECONCILE_MINUTES): compare each repository's refs with its
+    pushlog. The spool goes first, so a push that only waits for its replay is not 'recovered'."""
+    from repos import push_spool
+
+    push_spool.replay()
+    ids = list(Repository.objects.filter(deleted_at__isnull=True).values_list("pk", flat=True))
+    for repo_id in ids:
+        reconcile_pushes.delay(repo_id)
+    return len(ids)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def reconcile_pushes(repo_id: int) -> str:
+    """Record the ref changes on disk the pushlog lacks as a 'recovered' push (repos.reconcile)."""
+    from repos import reconcile
+
+    repo = Repository.objects.filter(pk=repo_id).select_related("owner").first()
+    if repo is None:
+        return "gone"
+    return reconcile.reconcile_repository(repo).outcome

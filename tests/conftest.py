@@ -25,6 +25,8 @@ def _isolated_storage(tmp_path_factory):
     bundle_root = tmp_path_factory.mktemp("bundles")
     settings.BUNDLE_STORAGE_URL = f"file://{bundle_root}"
     settings.BUNDLE_STORAGE = {"backend": "file", "path": str(bundle_root)}
+    # Spooled pushes name repository ids of this session's database: never replayed elsewhere.
+    settings.PUSH_SPOOL_DIR = tmp_path_factory.mktemp("push-spool")
     queue = f"test-{uuid.uuid4().hex[:12]}"
     app.conf.task_default_queue = queue
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
@@ -52,6 +54,7 @@ def _repo_root_per_test(request, tmp_path, _isolated_storage):
 @pytest.fixture(scope="session")
 def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_factory) -> dict[str, str]:
     """Environment for child processes: the test database, the session's REPO_ROOT and queue."""
+    from django.conf import settings
     from django.db import connection
 
     with django_db_blocker.unblock():
@@ -63,6 +66,7 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             "REPO_ROOT": str(_isolated_storage["repo_root"]),
             "BUNDLE_STORAGE_URL": f"file://{_isolated_storage['bundle_root']}",
             "S3_ENDPOINT_URL": "",
+            "PUSH_SPOOL_DIR": str(settings.PUSH_SPOOL_DIR),
             "CELERY_QUEUE": _isolated_storage["queue"],
             "PYTHONUNBUFFERED": "1",
             # Low, so a test can see maintenance follow pushes.

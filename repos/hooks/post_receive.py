@@ -1,7 +1,10 @@
-# post-receive: write the accepted ref updates where the web view will read them after git
-# exits. Standalone: no Django, no project imports (see repos/hooks/__init__.py).
+# post-receive: make the accepted ref updates durable before git tells the client it is done,
+# so a push that moved refs is recorded even if the database is down or the web worker dies
+# (the web process records the file after git exits; repos.push_spool replays what is left).
+# Standalone: no Django, no project imports (see repos/hooks/__init__.py).
 import os
 import sys
+import time
 
 # Push options (`git push -o key=value`) follow the updates as `option <key=value>` lines; they
 # come from the client, so they are bounded here and checked again by whoever reads them.
@@ -9,6 +12,42 @@ MAX_OPTIONS = 32
 MAX_OPTION_CHARS = 8192
 # Lines the server itself writes (proc-receive's `option hostsite.for=...`): never the client's.
 RESERVED = "hostsite."
+SPOOL_VERSION = 1
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_spool_id(text: str) -> bool:
+    return len(text) == 32 and set(text) <= _HEX
+
+
+def to_json(value) -> str:
+    """JSON as json.dumps writes it (ASCII only), for the few types a record holds. Written by
+    hand: importing json (and re with it) would cost this hook more than all it does."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        out = []
+        for ch in value:
+            code = ord(ch)
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif 0x20 <= code < 0x7F:
+                out.append(ch)
+            elif code > 0xFFFF:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+            else:
+                out.append(f"\\u{code:04x}")
+        return '"' + "".join(out) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(to_json(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{to_json(str(k))}:{to_json(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def push_options(env) -> list:
@@ -27,15 +66,87 @@ def push_options(env) -> list:
     return options
 
 
+def server_options(updates_file) -> list:
+    """The `option hostsite.*` lines proc-receive wrote into the updates file before us."""
+    if not updates_file:
+        return []
+    try:
+        with open(updates_file, encoding="utf-8", errors="replace") as fh:
+            return [line[len("option "):].rstrip("\n") for line in fh
+                    if line.startswith("option " + RESERVED)]
+    except OSError:
+        return []
+
+
+def spool_record(env, data: str, options: list) -> dict:
+    updates = [line.split(" ", 2) for line in data.splitlines() if line.count(" ") >= 2]
+    try:
+        pusher_id = int(env.get("HOSTSITE_PUSHER_ID") or 0) or None
+        writer_pid = int(env.get("HOSTSITE_SPOOL_WRITER_PID") or 0) or None
+    except ValueError:
+        pusher_id = writer_pid = None
+    return {
+        "version": SPOOL_VERSION,
+        "id": env["HOSTSITE_PUSH_ID"],
+        "repository_id": int(env.get("HOSTSITE_REPO_ID") or 0),
+        "pusher": env.get("HOSTSITE_PUSHER", ""),
+        "pusher_id": pusher_id,
+        "protocol": env.get("HOSTSITE_PUSH_PROTOCOL") or "http",
+        "updates": updates,
+        "push_options": server_options(env.get("HOSTSITE_REF_UPDATES_FILE")) + options,
+        "pushed_at": time.time(),
+        "writer_pid": writer_pid,
+        "writer_host": os.uname().nodename,
+    }
+
+
+def write_spool(directory: str, record: dict) -> str:
+    """Write the record to `<directory>/<repository id>-<id>.json`: a temporary name, fsync'd, renamed into
+    place and the directory fsync'd, so the file is either whole or absent after a crash."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    name = f"{record['repository_id']}-{record['id']}"
+    final = os.path.join(directory, f"{name}.json")
+    temporary = os.path.join(directory, f".{name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(to_json(record))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temporary, final)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return final
+
+
 def main() -> int:
-    target = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
+    env = os.environ
+    target = env.get("HOSTSITE_REF_UPDATES_FILE")
     data = sys.stdin.read()
-    options = push_options(os.environ)
-    if target:
+    options = push_options(env)
+    spool_dir = env.get("HOSTSITE_PUSH_SPOOL_DIR")
+    spooled = False
+    if spool_dir and is_spool_id(env.get("HOSTSITE_PUSH_ID", "")) and data.strip():
+        try:
+            write_spool(spool_dir, spool_record(env, data, options))
+            spooled = True
+        except (OSError, ValueError) as exc:
+            # The refs moved already; the web process still records from the updates file.
+            print(f"hostsite: could not spool the record of this push ({exc}); recording it directly")
+    if target and not spooled:
         with open(target, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(data)
             fh.writelines(f"option {option}\n" for option in options)
-    notice = os.environ.get("HOSTSITE_PUSH_OPTIONS_NOTICE")
+    notice = env.get("HOSTSITE_PUSH_OPTIONS_NOTICE")
     if options and notice:
         print(f"hostsite: {notice}")
     return 0

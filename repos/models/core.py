@@ -187,6 +187,9 @@ class Push(models.Model):
     # The push options the client sent (`git push -o key=value`), as "key=value" strings,
     # bounded by the post-receive hook; reviews opens proposals from title=/description=.
     push_options = models.JSONField(default=list, blank=True)
+    # The id of the spool file post-receive wrote for a git push (repos.push_spool): recording
+    # it again, from the web process and from the replay task alike, finds this row instead.
+    spool_id = models.CharField(max_length=64, null=True, blank=True, unique=True, editable=False)
 
     class Meta:
         ordering = ["id"]
