@@ -51,7 +51,10 @@ class Bundle(models.Model):
 
     class Meta:
         ordering = ["repository_id", "creation_token", "flavor"]
-        indexes = [models.Index(fields=["repository", "state", "flavor"]), models.Index(fields=["storage_key"])]
+        indexes = [
+            models.Index(fields=["repository", "state", "flavor"]),
+            models.Index(fields=["storage_key"]),
+        ]
         constraints = [
             models.UniqueConstraint(
                 "repository", "creation_token", "flavor", name="bundle_unique_token_flavor"
@@ -83,9 +86,15 @@ class BundleBuild(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     progress = models.CharField(max_length=200, blank=True)
+    # The lock claim the run holds (bundles.locking: "<host>:<pid>:<start>:<nonce>") and when
+    # it last renewed it: a RUNNING row whose process is gone or whose heartbeat is older
+    # than BUNDLE_STALE_CLAIM died with its worker (services.bundles_reap_dead_builds).
+    claimed_by = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["state"], name="bundlebuild_state")]
 
     def __str__(self) -> str:
         return f"bundle build {self.pk} of {self.repository_id} ({self.state})"
@@ -99,8 +108,8 @@ class BundleLock(models.Model):
         Repository, on_delete=models.CASCADE, primary_key=True, related_name="bundle_lock"
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
-    # "<host>:<pid>:<nonce>", so a claim whose process died on this host is taken over at
-    # once instead of after BUNDLE_STALE_CLAIM.
+    # "<host>:<pid>:<start>:<nonce>", so a claim whose process died on this host is taken
+    # over at once instead of after BUNDLE_STALE_CLAIM (bundles.locking).
     claimed_by = models.CharField(max_length=200, blank=True)
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.utils import timezone
 
 from bundles import build, locking
@@ -25,9 +26,50 @@ class RunResult:
     outcome: build.BuildOutcome | None = None
 
 
+def _dead_reason(run: BundleBuild, holder: str | None, lease_cutoff: datetime) -> str:
+    """Why a RUNNING build is known dead ("" if it may still be running)."""
+    if run.claimed_by:
+        if holder != run.claimed_by:
+            return "its claim on the repository is gone"
+        if locking.holder_is_dead(run.claimed_by):
+            host, pid = run.claimed_by.split(":")[:2]
+            return f"process {pid} on {host} is gone"
+    elif holder is None:
+        return "no build holds the repository"  # a row from before claims were recorded
+    beat = run.heartbeat_at or run.started_at
+    if beat < lease_cutoff:
+        return f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
+    return ""
+
+
+def bundles_reap_dead_builds(*, repo: Repository | None = None) -> int:
+    """Mark FAILED the RUNNING builds whose worker died (killed, lost its machine), so that
+    none counts as covering a later request and the scheduler sees the repository's newest
+    build failed. Returns how many were marked."""
+    running = list(
+        BundleBuild.objects.filter(state=BuildState.RUNNING, **({"repository": repo} if repo else {}))
+    )
+    if not running:
+        return 0
+    claims = locking.holders({run.repository_id for run in running})
+    cutoff = timezone.now() - settings.BUNDLE_STALE_CLAIM
+    reaped = 0
+    for run in running:
+        why = _dead_reason(run, claims.get(run.repository_id), cutoff)
+        # Conditional on the state: a build that finished meanwhile keeps its outcome.
+        if why and BundleBuild.objects.filter(pk=run.pk, state=BuildState.RUNNING).update(
+            state=BuildState.FAILED, finished_at=timezone.now(), error=f"worker died: {why}"
+        ):
+            log.warning("bundles: build %s of repository %s: worker died: %s", run.pk, run.repository_id, why)
+            reaped += 1
+    return reaped
+
+
 def _covered_by_later_build(repo: Repository, requested_at: datetime) -> bool:
     """A build that started after the push saw its refs (the signal is sent after the push
-    commits, and refs move before that), so this request is already served."""
+    commits, and refs move before that), so this request is already served. A running build
+    covers it only while its worker lives (dead ones are reaped first)."""
+    bundles_reap_dead_builds(repo=repo)
     return BundleBuild.objects.filter(
         repository=repo,
         started_at__gt=requested_at,
@@ -35,7 +77,9 @@ def _covered_by_later_build(repo: Repository, requested_at: datetime) -> bool:
     ).exists()
 
 
-def bundles_build(*, repo: Repository, requested_at: datetime | None = None, deep_audit: bool = False) -> RunResult:
+def bundles_build(
+    *, repo: Repository, requested_at: datetime | None = None, deep_audit: bool = False
+) -> RunResult:
     if requested_at is not None and _covered_by_later_build(repo, requested_at):
         return RunResult("skipped", "a build that started after this request covers it")
     me = locking.claim(repo.pk)
@@ -44,11 +88,16 @@ def bundles_build(*, repo: Repository, requested_at: datetime | None = None, dee
     try:
         # Runs the lock was taken over from never finished; say so in the history.
         BundleBuild.objects.filter(repository=repo, state=BuildState.RUNNING).update(
-            state=BuildState.FAILED, finished_at=timezone.now(), error="the build's worker stopped"
+            state=BuildState.FAILED,
+            finished_at=timezone.now(),
+            error="worker died: its claim on the repository was taken over",
         )
-        run = BundleBuild.objects.create(repository=repo, progress="starting")
+        run = BundleBuild.objects.create(
+            repository=repo, progress="starting", claimed_by=me, heartbeat_at=timezone.now()
+        )
         try:
-            outcome = build.build_repository_bundles(repo, build=run, deep_audit=deep_audit)
+            with locking.heartbeat(repo.pk, me):
+                outcome = build.build_repository_bundles(repo, build=run, deep_audit=deep_audit)
         except Exception as exc:
             BundleBuild.objects.filter(pk=run.pk).update(
                 state=BuildState.FAILED, finished_at=timezone.now(), error=str(exc)[:4000]
@@ -91,17 +140,29 @@ def bundles_visibility_changed(*, repo: Repository) -> int:
 
 
 def repositories_due_for_bundles():
-    from django.db.models import Exists, Max, OuterRef, Q
+    """Repositories the scheduler builds: never built, pushed to canonical refs since their
+    last build started, whose newest build failed or died (dead builds are marked failed
+    here first), or with bundles no list shows."""
+    from django.db.models import Exists, Max, OuterRef, Q, Subquery
 
     from repos.models import RefUpdate
 
-    last_start = BundleBuild.objects.filter(repository=OuterRef("pk")).values("repository").annotate(
-        m=Max("started_at")
-    ).values("m")
+    last_start = (
+        BundleBuild.objects.filter(repository=OuterRef("pk"))
+        .values("repository")
+        .annotate(m=Max("started_at"))
+        .values("m")
+    )
     canonical_since = RefUpdate.objects.filter(
         push__repository=OuterRef("pk"), push__created_at__gt=OuterRef("last_build")
     ).filter(Q(ref__startswith="refs/heads/") | Q(ref__startswith="refs/tags/"))
     never_built = ~Exists(BundleBuild.objects.filter(repository=OuterRef("pk")))
+    bundles_reap_dead_builds()
+    newest_state = Subquery(
+        BundleBuild.objects.filter(repository=OuterRef("pk"))
+        .order_by("-started_at", "-id")
+        .values("state")[:1]
+    )
     # Bundles that no list shows: published outside the area the visibility calls for (a
     # change the receiver missed, keys from before areas existed), objects of a private
     # repository under public/, or, for a repository that had bundles, no listable base (a
@@ -110,7 +171,8 @@ def repositories_due_for_bundles():
     published = rows.filter(state=BundleState.PUBLISHED)
     public = Q(visibility=Visibility.PUBLIC)
     misplaced = (public & Exists(published.exclude(storage_key__startswith=f"{PUBLIC}/"))) | (
-        ~public & (
+        ~public
+        & (
             Exists(published.exclude(storage_key__startswith=f"{PRIVATE}/"))
             | Exists(rows.filter(storage_key__startswith=f"{PUBLIC}/"))
         )
@@ -121,9 +183,11 @@ def repositories_due_for_bundles():
     )
     unlisted = Exists(rows) & ~listable
     return (
-        Repository.objects.annotate(last_build=last_start[:1])
+        Repository.objects.annotate(last_build=last_start[:1], newest_state=newest_state)
         .filter(deleted_at__isnull=True)
-        .filter(never_built | Exists(canonical_since) | misplaced | unlisted)
+        .filter(
+            never_built | Exists(canonical_since) | Q(newest_state=BuildState.FAILED) | misplaced | unlisted
+        )
         .order_by("pk")
     )
 
@@ -142,9 +206,15 @@ def bundles_repository_purged(*, repo: Repository) -> int:
     if me is None:
         raise BundlesBusy(f"a bundle build holds repository {repo.pk}")
     try:
-        keys = set(Bundle.objects.filter(repository=repo).exclude(storage_key="").values_list("storage_key", flat=True))
+        keys = set(
+            Bundle.objects.filter(repository=repo)
+            .exclude(storage_key="")
+            .values_list("storage_key", flat=True)
+        )
         shared = set(
-            Bundle.objects.filter(storage_key__in=keys).exclude(repository=repo).values_list("storage_key", flat=True)
+            Bundle.objects.filter(storage_key__in=keys)
+            .exclude(repository=repo)
+            .values_list("storage_key", flat=True)
         )
         storage = get_storage()
         deleted = 0

@@ -14,8 +14,12 @@ from repos.models import Repository
 
 
 @shared_task(
-    bind=True, acks_late=True, ignore_result=True, max_retries=5,
-    autoretry_for=(GitTimeout, StorageError), retry_backoff=60,
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    max_retries=5,
+    autoretry_for=(GitTimeout, StorageError),
+    retry_backoff=60,
 )
 def build_bundles(self, repo_id: int, requested_at: float | None = None) -> str:
     repo = Repository.objects.filter(pk=repo_id, deleted_at__isnull=True).select_related("owner").first()
@@ -31,8 +35,9 @@ def build_bundles(self, repo_id: int, requested_at: float | None = None) -> str:
 
 @shared_task(ignore_result=True)
 def schedule_bundle_builds() -> int:
-    """Periodic (Celery beat): build for repositories never built, or pushed to canonical refs
-    since their last build started. Catches pushes whose debounced build was lost."""
+    """Periodic (Celery beat): build for repositories never built, pushed to canonical refs
+    since their last build started, or whose newest build failed or died with its worker.
+    Catches pushes whose debounced build was lost."""
     ids = list(services.repositories_due_for_bundles().values_list("pk", flat=True)[:1000])
     for repo_id in ids:
         build_bundles.delay(repo_id)

@@ -1,4 +1,5 @@
-"""`make run`: migrate, seed the demo, then run the web server, one Celery worker and beat.
+"""`make run`: migrate, seed the demo, then run the web server, one Celery worker and beat, and
+restart any of them that dies (with backoff) while the others carry on.
 
 Every child runs in its own process group, so one Ctrl-C reaches only this supervisor, which
 then stops each group in order (a second, racing SIGINT would make Celery skip its warm
@@ -24,6 +25,11 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 PY = sys.executable
 STOP_TIMEOUT = 25.0
+# A child that dies is restarted after BACKOFF_FIRST seconds, doubling on each quick death up to
+# BACKOFF_MAX; one that had run STABLE_AFTER seconds starts over at BACKOFF_FIRST.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+STABLE_AFTER = 60.0
 
 
 def _die_with_parent() -> None:
@@ -56,33 +62,93 @@ def _manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([PY, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR, check=True)
 
 
+class Child:
+    """One supervised program: its command, its current process, and its restart backoff."""
+
+    def __init__(self, name: str, argv: list[str]):
+        self.name = name
+        self.argv = argv
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+        self.delay = 0.0  # the last restart delay; 0 until it first dies
+        self.restart_at: float | None = None  # set while it is dead and waiting to restart
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with status {code}"
+
+
 class Supervisor:
+    """Starts the children and restarts any that dies, the others carrying on: a killed Celery
+    worker comes back (and gets its unacknowledged tasks again) while the web server serves."""
+
     def __init__(self, env: dict[str, str]):
         self.env = env
-        self.children: list[tuple[str, subprocess.Popen]] = []
+        self.children: list[Child] = []
         self.stopping = False
 
     def start(self, name: str, argv: list[str]) -> None:
-        proc = subprocess.Popen(
-            argv, env=self.env, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
+        child = Child(name, argv)
+        self.children.append(child)
+        self._spawn(child)
+
+    def _spawn(self, child: Child) -> None:
+        child.proc = subprocess.Popen(
+            child.argv, env=self.env, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
         )
-        self.children.append((name, proc))
+        child.started = time.monotonic()
+        child.restart_at = None
+
+    def any_exited(self) -> bool:
+        return any(child.proc.poll() is not None for child in self.children)
+
+    def check(self) -> None:
+        """Notice children that died and restart those whose backoff is over."""
+        now = time.monotonic()
+        for child in self.children:
+            if child.restart_at is None:
+                code = child.proc.poll()
+                if code is None:
+                    continue
+                # What is left of its process group (Celery pool processes mid-task, gunicorn
+                # workers holding the port) goes too: the new one gets those tasks again.
+                self._signal_group(child.proc, signal.SIGKILL)
+                uptime = now - child.started
+                if uptime >= STABLE_AFTER or not child.delay:
+                    child.delay = BACKOFF_FIRST
+                else:
+                    child.delay = min(child.delay * 2, BACKOFF_MAX)
+                child.restart_at = now + child.delay
+                print(
+                    f"hostsite: {time.strftime('%H:%M:%S')} {child.name} (pid {child.proc.pid}) "
+                    f"{_how_it_ended(code)} after {uptime:.0f}s; restarting it in {child.delay:g}s",
+                    flush=True,
+                )
+            elif now >= child.restart_at:
+                self._spawn(child)
+                print(
+                    f"hostsite: {time.strftime('%H:%M:%S')} {child.name} restarted (pid {child.proc.pid})",
+                    flush=True,
+                )
 
     def stop(self) -> None:
         self.stopping = True
-        for _name, proc in self.children:
+        for child in self.children:
             # The leader only: gunicorn's master and Celery's main process stop their own
             # workers gracefully; signalling the whole group would kill those mid-task.
-            if proc.poll() is None:
-                proc.terminate()
+            if child.proc.poll() is None:
+                child.proc.terminate()
         deadline = time.monotonic() + STOP_TIMEOUT
-        for _name, proc in self.children:
+        for child in self.children:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(max(0.1, deadline - time.monotonic()))
-        for _name, proc in self.children:
+                child.proc.wait(max(0.1, deadline - time.monotonic()))
+        for child in self.children:
             # Whatever is left of each group (gunicorn workers, Celery pool processes) goes now.
-            self._signal_group(proc, signal.SIGKILL)
-            proc.wait()
+            self._signal_group(child.proc, signal.SIGKILL)
+            child.proc.wait()
 
     @staticmethod
     def _signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -90,19 +156,16 @@ class Supervisor:
             os.killpg(proc.pid, sig)
 
     def wait(self) -> int:
+        """Supervise until interrupted (KeyboardInterrupt, from SIGINT or SIGTERM)."""
         while True:
-            for name, proc in self.children:
-                code = proc.poll()
-                if code is not None:
-                    print(f"hostsite: {name} exited with status {code}; stopping everything", flush=True)
-                    return 1
+            self.check()
             time.sleep(0.5)
 
 
 def _wait_until_serving(url: str, sup: Supervisor, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any(proc.poll() is not None for _n, proc in sup.children):
+        if sup.any_exited():
             return False
         try:
             with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - our own loopback URL
@@ -120,6 +183,7 @@ def main() -> int:
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "collectstatic", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
+        _manage(env, "replay_pushes")  # pushes spooled while the last run was down or dying
     except subprocess.CalledProcessError as exc:
         return exc.returncode or 1
     except KeyboardInterrupt:
@@ -133,14 +197,51 @@ def main() -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        sup.start("web", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                          "hostsite.wsgi:application"])
-        sup.start("worker", [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO",
-                             "--concurrency", env.get("CELERY_CONCURRENCY", "2"),
-                             "--hostname", f"worker-{os.getpid()}@%h"])
-        sup.start("beat", [PY, "-m", "celery", "-A", "hostsite", "beat", "--loglevel", "INFO",
-                           "--schedule", str(var_dir / "celerybeat-schedule"),
-                           "--pidfile", ""])
+        sup.start(
+            "web",
+            [
+                PY,
+                "-m",
+                "gunicorn",
+                "-c",
+                str(BASE_DIR / "hostsite/gunicorn_conf.py"),
+                "hostsite.wsgi:application",
+            ],
+        )
+        sup.start(
+            "worker",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "hostsite",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                env.get("CELERY_CONCURRENCY", "2"),
+                "--hostname",
+                f"worker-{os.getpid()}@%h",
+            ],
+        )
+        sup.start(
+            "beat",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "hostsite",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(var_dir / "celerybeat-schedule"),
+                "--pidfile",
+                "",
+            ],
+        )
         host = env.get("HOST", "127.0.0.1")
         port = env.get("PORT", "8000")
         url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"

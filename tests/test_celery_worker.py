@@ -41,7 +41,8 @@ def test_worker_runs_maintenance_through_the_broker(celery_worker_process, tmp_p
     assert result.id  # published to the broker; the worker, not this process, runs it
 
     wait_until(
-        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
+        worker=celery_worker_process,
     )
     assert list(pack_dir.glob("*.bitmap"))
     info = repo.disk_path / "objects" / "info"
@@ -53,7 +54,8 @@ def test_periodic_scheduler_task_fans_out(celery_worker_process):
     repo = services.repository_create(owner=UserFactory(), name="due")
     schedule_maintenance.delay()
     wait_until(
-        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
+        worker=celery_worker_process,
     )
 
 
@@ -77,6 +79,7 @@ def test_maintenance_follows_enough_pushes(celery_worker_process, live_server_ur
             assert Repository.objects.get(pk=repo.pk).last_maintained_at is None
     assert Push.objects.filter(repository=repo).count() == 3
     wait_until(
-        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None, worker=celery_worker_process
+        lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
+        worker=celery_worker_process,
     )
     assert Repository.objects.get(pk=repo.pk).pushes_since_maintenance == 0

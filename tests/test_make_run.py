@@ -19,8 +19,19 @@ from tests import live
 BASE_DIR = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.live
 # Production-only variables are removed: `make run` is about the embedded defaults.
-REMOVED = {"DATABASE_URL", "CELERY_BROKER_URL", "BUNDLE_STORAGE_URL", "S3_ENDPOINT_URL", "REPO_ROOT",
-           "SECRET_KEY", "DEBUG", "CELERY_QUEUE", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
+REMOVED = {
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "BUNDLE_STORAGE_URL",
+    "S3_ENDPOINT_URL",
+    "REPO_ROOT",
+    "SECRET_KEY",
+    "DEBUG",
+    "CELERY_QUEUE",
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKELEVEL",
+}
 
 
 class MakeRun:
@@ -35,8 +46,13 @@ class MakeRun:
         # everything in its process group, as Ctrl-C does.
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            ["make", "--no-print-directory", "run"], cwd=BASE_DIR, env=env,
-            stdout=self.log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            ["make", "--no-print-directory", "run"],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         self.url = f"http://127.0.0.1:{self.port}/"
 
@@ -108,3 +124,75 @@ def test_make_run_serves_and_stops_cleanly(tmp_path):
     second.wait()
     assert_nothing_left(second)
     assert elapsed < 60, f"a second make run took {elapsed:.1f}s to serve"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, ValueError):
+        return 0
+
+
+def _running(pid: int) -> bool:
+    """Exists and is not a zombie (an orphan's zombie waits for whoever reaps orphans here)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def worker_main(run: MakeRun) -> int | None:
+    """The Celery worker's main process: the one `python -m hostsite.run` started."""
+    pids = live.processes_with_marker(run.marker)
+    for pid in pids:
+        if "celery -A hostsite worker" in _cmdline(pid) and "hostsite.run" in _cmdline(_ppid(pid)):
+            return pid
+    return None
+
+
+def test_make_run_restarts_a_killed_worker(tmp_path):
+    run = MakeRun(tmp_path / "var", tmp_path / "run.log")
+    run.wait_ready()
+    try:
+        first = worker_main(run)
+        assert first is not None, run.output()[-4000:]
+        pool = [pid for pid in live.processes_with_marker(run.marker) if _ppid(pid) == first]
+        assert pool, "the worker has pool processes"
+
+        answers: list[int] = []
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while "worker restarted" not in run.output() and time.monotonic() < deadline:
+            with urllib.request.urlopen(run.url, timeout=10) as resp:  # the web server keeps serving
+                answers.append(resp.status)
+            time.sleep(0.2)
+        out = run.output()
+        assert f"worker (pid {first}) was killed by SIGKILL" in out, out[-4000:]
+        assert "restarting it in 1s" in out
+        assert answers and set(answers) == {200}
+        second = worker_main(run)
+        assert second not in (None, first)
+        assert not any(_running(pid) for pid in pool), "the dead worker's pool went with it"
+        deadline = time.monotonic() + 60
+        while run.output().count(" ready.") < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert run.output().count(" ready.") >= 2, run.output()[-4000:]
+
+        # Dying again right away doubles the wait.
+        os.kill(second, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while "restarting it in 2s" not in run.output() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert f"worker (pid {second}) was killed by SIGKILL" in run.output()
+        assert "restarting it in 2s" in run.output()
+    finally:
+        os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C still stops everything
+        run.wait()
+    assert_nothing_left(run)

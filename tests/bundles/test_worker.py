@@ -31,7 +31,9 @@ def wait_until(predicate, *, timeout=60.0, why=lambda: ""):
 
 
 def listed(live_server_url, repo) -> list[str]:
-    request = urllib.request.Request(f"{live_server_url}/{repo.full_name}/bundle-list", headers={"Accept-Encoding": "zstd"})
+    request = urllib.request.Request(
+        f"{live_server_url}/{repo.full_name}/bundle-list", headers={"Accept-Encoding": "zstd"}
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         return [line for line in response.read().decode().splitlines() if line.strip().startswith("uri")]
 
@@ -40,8 +42,12 @@ def test_worker_builds_through_the_broker(celery_worker_process, bundle_store, g
     repo = RepositoryFactory()
     add_commits(repo.disk_path, tmp_path / "work", git_home, 3, tag="v1")
     build_bundles.delay(repo.pk)
+    # The history row is finished just after publication: wait for both.
     wait_until(
-        lambda: Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).count() == 2,
+        lambda: (
+            Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).count() == 2
+            and BundleBuild.objects.get(repository=repo).state != BuildState.RUNNING
+        ),
         why=celery_worker_process.log,
     )
     assert BundleBuild.objects.get(repository=repo).state == BuildState.SUCCEEDED
@@ -68,8 +74,12 @@ def test_worker_killed_mid_build(live_env, live_server_url, bundle_store, git_ho
     repo = RepositoryFactory()
     add_commits(repo.disk_path, tmp_path / "work", git_home, 3)
     marker = tmp_path / "paused"
-    proc = subprocess.Popen([sys.executable, "-c", HANG, str(repo.pk), str(marker)], env=live_env, cwd=live.BASE_DIR,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HANG, str(repo.pk), str(marker)],
+        env=live_env,
+        cwd=live.BASE_DIR,
+        start_new_session=True,
+    )
     try:
         wait_until(marker.exists, timeout=60)
     finally:
@@ -93,9 +103,9 @@ def test_worker_killed_mid_build(live_env, live_server_url, bundle_store, git_ho
     assert len(listed(live_server_url, repo)) == 1
     assert not locking.is_claimed(repo.pk)
     assert Bundle.objects.get(pk=stored.pk).state == BundleState.DELETED
-    assert list(BundleBuild.objects.filter(repository=repo).order_by("id").values_list("state", flat=True)) == [
-        BuildState.FAILED, BuildState.SUCCEEDED
-    ]
+    assert list(
+        BundleBuild.objects.filter(repository=repo).order_by("id").values_list("state", flat=True)
+    ) == [BuildState.FAILED, BuildState.SUCCEEDED]
 
 
 def test_schedule_picks_never_built_and_pushed_repositories(world, bundle_store):
