@@ -62,6 +62,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # First after the security headers: a path with control characters reaches nothing else.
+    "hostsite.middleware.RejectBadInputMiddleware",
+    "hostsite.middleware.DatabaseBusyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -97,11 +100,18 @@ TEMPLATES = [
 
 # --- database -------------------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'hostsite.sqlite3'}")
+DATABASE_BUSY_TIMEOUT = env_int("DATABASE_BUSY_TIMEOUT_MS", 5000, minimum=0) / 1000
+# What a 503 for a busy database tells the client to wait before trying again (seconds).
+DATABASE_RETRY_AFTER = env_int("DATABASE_RETRY_AFTER", 2, minimum=1)
 DATABASES = {"default": database_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not :memory:, so the web server and Celery worker processes that tests start
     # share the test database; the pid keeps concurrent test runs apart.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+    # How long a writer waits for SQLite's write lock. Bounded, so a request under heavy
+    # concurrent writing answers 503 with Retry-After (hostsite.middleware) while the client
+    # is still there, instead of holding a web thread and then failing with a 500.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = DATABASE_BUSY_TIMEOUT
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -146,24 +156,45 @@ else:
 # --- Celery -----------------------------------------------------------------------------------
 CELERY_BROKER_URL = broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))
 BROKER_DIR = VAR_DIR / "broker"
+# Tasks are acknowledged late and redelivered when their worker dies, on every broker:
+# hostsite.fsbroker keeps a fetched message in its consumer's folder until the ack, and
+# hostsite.redisbroker renews the visibility timeout of messages a live worker holds.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's filesystem transport: producers write into data_folder_out, consumers read
     # data_folder_in, so one shared folder makes a single-machine queue.
+    CELERY_BROKER_TRANSPORT = "hostsite.fsbroker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
+        "processing_folder": str(BROKER_DIR / "processing"),
+        # Messages of a dead worker on this machine go back within this many seconds; a
+        # worker on another machine sharing the folder counts as dead after the lease.
+        "recover_interval": 5,
+        "consumer_lease": CELERY_VISIBILITY_TIMEOUT,
         "store_processed": False,
         # The worker polls the folder; at kombu's default of 1 s, with prefetch 1 and late acks,
         # it took one task a second, so a backlog (a push queues indexing, cleanup, bundles and
         # maintenance) delayed everything behind it. Listing a folder 10 times a second is free.
         "polling_interval": 0.1,
     }
-else:
-    # acks_late re-delivers a task whose worker died; on Redis it is re-delivered after the
-    # visibility timeout, which must exceed the longest task (Read the Docs re-ran 1-hour
-    # builds when it did not).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A message of a dead worker is redelivered once its visibility timeout passes. Stock
+    # kombu, that timeout had to exceed the longest task (Read the Docs re-ran 1-hour builds
+    # when it did not), so redelivery took 6 hours; live workers renew theirs every tenth of it
+    # (hostsite.redisbroker), so it is a lease: a few minutes, whatever a task's length.
+    CELERY_BROKER_TRANSPORT = "hostsite.redisbroker:Transport"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+        "unacked_restore_interval": max(1, CELERY_VISIBILITY_TIMEOUT // 10),
+        "unacked_restore_throttle": 1,
+    }
+    if CELERY_BROKER_URL.startswith("rediss://"):
+        import ssl
+
+        # Named explicitly because the transport is: kombu's rediss:// default skips verification.
+        CELERY_BROKER_USE_SSL = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "hostsite")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -194,7 +225,21 @@ CELERY_BEAT_SCHEDULE = {
         "task": "repos.tasks.schedule_mirror_syncs",
         "schedule": timedelta(seconds=env_int("MIRROR_SCHEDULE_SECONDS", 60, minimum=5)),
     },
+    "replay-spooled-pushes": {
+        "task": "repos.tasks.replay_spooled_pushes",
+        "schedule": timedelta(minutes=1),
+    },
+    "schedule-push-reconciliation": {
+        "task": "repos.tasks.schedule_push_reconciliation",
+        "schedule": timedelta(minutes=env_int("PUSH_RECONCILE_MINUTES", 60, minimum=1)),
+    },
 }
+
+# Pushes are spooled here by post-receive until recorded (repos.push_spool); a file younger than
+# the grace period is left to the web process that may still be recording it, unless that
+# process is gone. The grace exceeds the longest wait for the database a recording may spend.
+PUSH_SPOOL_DIR = Path(env_str("PUSH_SPOOL_DIR", str(VAR_DIR / "spool" / "pushes"))).resolve()
+PUSH_SPOOL_GRACE_SECONDS = env_int("PUSH_SPOOL_GRACE_SECONDS", 300, minimum=0)
 
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
 MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))
@@ -241,8 +286,10 @@ BUNDLE_COLLAPSE_FRACTION = env_int("BUNDLE_COLLAPSE_PERCENT", 50, minimum=1) / 1
 BUNDLE_DEBOUNCE_SECONDS = env_int("BUNDLE_DEBOUNCE_SECONDS", 30, minimum=0)
 # Objects of superseded bundles stay this long, so clients mid-download are not broken.
 BUNDLE_DELETE_GRACE = timedelta(hours=env_int("BUNDLE_DELETE_GRACE_HOURS", 24, minimum=0))
-# A build lock older than this is taken over (a worker on another host died holding it).
-BUNDLE_STALE_CLAIM = timedelta(hours=6)
+# A running build renews its lock every fifth of this; a lock not renewed for this long is taken
+# over and its build marked failed (its worker died on another host, or hung). A dead process on
+# the same host is noticed at once (bundles.locking).
+BUNDLE_STALE_CLAIM = timedelta(seconds=env_int("BUNDLE_CLAIM_LEASE_SECONDS", 300, minimum=5))
 # Per-client base URLs for public bundles (e.g. same-region S3 for cloud clients, a CDN for the
 # rest): "10.0.0.0/8=https://bucket.s3.eu-central-1.amazonaws.com/ 0.0.0.0/0=https://cdn.example/".
 # Unmatched clients get the storage's own URL.
@@ -290,7 +337,12 @@ DIFF_FULL_MAX_FILE_LINES = env_int("DIFF_FULL_MAX_FILE_LINES", 200000, minimum=1
 BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
 
 # --- REST API -------------------------------------------------------------------------------
+# The API takes JSON bodies only (repos.api.parsers; anything else 415): larger ones get 413,
+# deeper ones 400.
+API_MAX_BODY = env_int("API_MAX_BODY_KB", 1024, minimum=1) * 1024
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=2, maximum=500)
 REST_FRAMEWORK = {
+    "DEFAULT_PARSER_CLASSES": ["repos.api.parsers.JSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "repos.auth.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -308,6 +360,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "repos.api.schema.document_errors",
+    ],
 }
 
 LOGGING = {

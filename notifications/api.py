@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
-from repos.api.pagination import Pagination
+from repos.api.pagination import Pagination, paginated
 from repos.api.permissions import Authenticated, TokenScope
 
 
@@ -34,8 +34,8 @@ class NotificationSerializer(serializers.Serializer):
 class NotificationListView(APIView):
     permission_classes = [Authenticated, TokenScope]
 
-    @extend_schema(responses=NotificationSerializer(many=True), parameters=[
-        OpenApiParameter("unread", bool, description="Only unread notifications")])
+    @extend_schema(operation_id="notifications_list", responses=paginated(NotificationSerializer), parameters=[
+        OpenApiParameter("unread", str, description="1, true or yes: only unread notifications")])
     def get(self, request):
         unread_only = request.query_params.get("unread") in ("1", "true", "yes")
         paginator = Pagination()

@@ -24,6 +24,13 @@ class InvalidInput(ServiceError):
     status = 400
 
 
+class InvalidGitArgument(InvalidInput):
+    """Input that cannot be handed to git at all (a NUL byte: no argv or ref can hold one).
+    Raised by the git runner itself, whichever view or task let the input through."""
+
+    code = "invalid"
+
+
 class Conflict(ServiceError):
     code = "conflict"
     status = 409

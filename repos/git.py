@@ -17,6 +17,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from repos.errors import InvalidGitArgument
+
 # Transports git may use when it fetches from a URL we were given (imports). `ext::` runs
 # arbitrary commands and is never allowed.
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
@@ -65,6 +67,8 @@ def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         "GIT_COMMITTER_EMAIL": "hostsite@localhost",
     }
     if extra:
+        if any("\0" in str(value) for value in extra.values()):
+            raise InvalidGitArgument("The input contains a NUL character.")
         env.update(extra)
     return env
 
@@ -74,6 +78,10 @@ def _argv(args: Sequence[str], repo: Path | str | None) -> list[str]:
     if repo is not None:
         argv += ["--git-dir", str(repo)]
     argv += [str(a) for a in args]
+    # No argv can carry a NUL (the kernel's strings end there; subprocess raises ValueError):
+    # input that holds one is the caller's bad input, answered 400, never a 500.
+    if any("\0" in a for a in argv):
+        raise InvalidGitArgument("The input contains a NUL character.")
     return argv
 
 

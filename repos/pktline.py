@@ -21,6 +21,10 @@ class PktLineError(ValueError):
     pass
 
 
+class InvalidWant(PktLineError):
+    """A `want` line whose object id is not 40 (SHA-1) or 64 (SHA-256) hex digits."""
+
+
 def encode(data: bytes | str) -> bytes:
     if isinstance(data, str):
         data = data.encode()
@@ -91,6 +95,8 @@ def validate_upload_request(stream: BinaryIO, *, protocol_v2: bool) -> None:
             last_payload = payload
             if not protocol_v2 and payload.rstrip(b"\n").split(b" ", 1)[0] not in _V0_UPLOAD_WORDS:
                 raise PktLineError(f"unexpected upload-pack line {payload[:40]!r}")
+            if payload.startswith(b"want "):
+                _want_oid(payload)
     if not seen_any:
         raise PktLineError("empty request")
     if protocol_v2:
@@ -101,12 +107,25 @@ def validate_upload_request(stream: BinaryIO, *, protocol_v2: bool) -> None:
 
 
 def upload_wants(stream: BinaryIO) -> list[str]:
-    """The object ids an (already validated) upload-pack request wants."""
+    """The object ids an upload-pack request wants, as sent (hex of either case).
+
+    Raises InvalidWant for a want line that names no object id."""
     wants = []
     for _raw, payload in iter_pkts(stream):
         if payload is not None and payload.startswith(b"want "):
-            wants.append(payload[5:].split(b" ", 1)[0].strip().decode("ascii", "replace"))
+            wants.append(_want_oid(payload))
     return wants
+
+
+def _want_oid(payload: bytes) -> str:
+    # v0: `want <oid> <capabilities>` on the first line, `want <oid>` after; v2: `want <oid>`.
+    oid = payload[5:].rstrip(b"\n").split(b" ", 1)[0]
+    if len(oid) not in (40, 64) or not all(c in _HEX for c in oid):
+        raise InvalidWant(f"invalid object id in want line {payload[:80]!r}")
+    return oid.decode("ascii")
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 _V0_UPLOAD_WORDS = {b"want", b"have", b"done", b"shallow", b"deepen", b"deepen-since", b"deepen-not", b"filter"}

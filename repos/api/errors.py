@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -35,6 +36,9 @@ def _flatten(detail) -> dict[str, list[str]]:
 def exception_handler(exc, context):
     if isinstance(exc, ServiceError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+    if isinstance(exc, RequestDataTooBig):
+        # A form body past DATA_UPLOAD_MAX_MEMORY_SIZE (JSON bodies: repos.api.parsers).
+        return Response(error_body("too_large", str(exc)), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

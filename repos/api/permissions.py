@@ -9,9 +9,12 @@ class TokenScope(BasePermission):
     message = "This token has the read scope; create a token with the write scope to change things."
 
     def has_permission(self, request, view):
-        token = request_token(request)
-        if token is None or request.method in SAFE_METHODS:
+        if request.method in SAFE_METHODS:
             return True
+        token = request_token(request)
+        if token is None:
+            # Nobody writes anonymously: 401 before any lookup, whether or not the target exists.
+            return bool(request.user and request.user.is_authenticated)
         return token.allows_write
 
 

@@ -149,3 +149,18 @@ def test_admins_never_remove_the_platform_s_own_refs():
         assert "not a ref you can push to" in run("admin", ref, "delete")
     assert run("admin", "refs/pull/12/head", "delete") is None
     assert run("admin", "refs/pull/12/head", "update") is not None  # removing only, never writing
+
+
+@pytest.mark.parametrize(("ref", "op", "refused"), [
+    ("refs/heads/evil\u202egnp.exe", "create", True),
+    ("refs/users/alice/a\u200bb", "update", True),
+    ("refs/for/main/top\u2067ic", "create", True),
+    ("refs/tags/v1\ufeff", "create", True),
+    ("refs/users/alice/no\u00a0break", "create", True),
+    ("refs/users/alice/soft\u00adhyphen", "force", True),
+    ("refs/users/alice/evil\u202e", "delete", False),  # removing one pushed before stays possible
+    ("refs/users/alice/caf\u00e9", "create", False),  # visible non-ASCII is fine
+])
+def test_invisible_characters_in_ref_names(ref, op, refused):
+    reason = run("admin", ref, op)
+    assert (reason is not None and "invisible" in reason) is refused, reason

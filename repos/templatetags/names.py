@@ -1,0 +1,63 @@
+"""`{{ name|visible }}`: a file or ref name with its invisible characters made visible.
+
+A bidirectional override (U+202E) can make `refs/heads/evil\u202egnp.exe` display as
+something else, and a zero-width space makes two names that look the same differ. Pushes of
+such ref names are refused (repos/hooks/policy.py), but older refs and any file name may still
+hold them: they are shown, never hidden, each invisible character as a marked `\\u202e` escape
+whose title names it. `{{ name|visible_text }}` is the same without markup, for <title>.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from django import template
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
+
+from repos.hooks.policy import INVISIBLE
+
+register = template.Library()
+
+# Controls too: a file name may hold a tab or a newline, which a page would fold into a space.
+ESCAPED = INVISIBLE | frozenset(range(0x20)) | {0x7F}
+
+
+def _escape(cp: int) -> str:
+    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+
+def _title(cp: int) -> str:
+    name = unicodedata.name(chr(cp), "")
+    return f"U+{cp:04X} {name}".strip()
+
+
+def has_invisible(value) -> bool:
+    return any(ord(c) in ESCAPED for c in str(value))
+
+
+@register.filter(needs_autoescape=True)
+def visible(value, autoescape=True):
+    if value is None:
+        return ""
+    text = str(value)
+    escape = conditional_escape if autoescape else str
+    if not has_invisible(text):
+        return escape(text)
+    parts = []
+    for char in text:
+        cp = ord(char)
+        if cp in ESCAPED:
+            parts.append(
+                format_html('<span class="invisible-char" title="{}">{}</span>', _title(cp), _escape(cp))
+            )
+        else:
+            parts.append(escape(char))
+    return mark_safe("".join(parts))  # noqa: S308 - every part is escaped above
+
+
+@register.filter
+def visible_text(value) -> str:
+    if value is None:
+        return ""
+    return "".join(_escape(ord(c)) if ord(c) in ESCAPED else c for c in str(value))
