@@ -115,7 +115,7 @@ def write_spool(directory: str, record: dict) -> str:
             os.fsync(fh.fileno())
         os.replace(temporary, final)
     except BaseException:
-        try:
+        try:  # noqa: SIM105 - contextlib would cost the hook an import
             os.unlink(temporary)
         except OSError:
             pass
