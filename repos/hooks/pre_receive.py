@@ -51,10 +51,11 @@ def republished(updates) -> list[str]:
     pack, or with the objects sent again) would publish it again. The web view passes the
     hidden ref prefixes only when the repository has any, so other pushes never get here.
 
-    What a new tip reaches beyond the visible refs is mostly what the push brings. Only the
-    part of it that the repository already held before this push (outside the quarantine)
-    can be hidden content, so the set of hidden objects is only computed, by the same walk
-    as workspaces.visibility, when there is such a part: an ordinary push never pays for it."""
+    What a new tip reaches beyond the branches, tags and the pusher's own workspace is mostly
+    what the push brings. Only the part of it that the repository already held before this
+    push (outside the quarantine) can be hidden content, so the set of hidden objects is only
+    computed, by the same walk as workspaces.visibility, when there is such a part (a push
+    building on someone else's workspace, say): an ordinary push never pays for it."""
     prefixes = os.environ.get("HOSTSITE_HIDDEN_PREFIXES", "").split()
     if not prefixes:
         return []
@@ -64,12 +65,18 @@ def republished(updates) -> list[str]:
     # The repository as it was before the push: without the quarantine's object directory.
     before = {k: v for k, v in os.environ.items()
               if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")}
+    # What each tip reaches beyond the branches, the tags and the pusher's own workspace (the
+    # history a push builds on, listed by prefix: a walk `--not --all` would read every ref).
+    # Anything else it reaches that the repository already held is checked below.
+    own = subprocess.run(["git", "for-each-ref", "--format=^%(objectname)",
+                          f"refs/users/{os.environ.get('HOSTSITE_PUSHER', '')}/"],
+                         capture_output=True, check=False).stdout.decode("ascii", "replace")
     reached = {}
     for u in updates:
         if u.is_delete:
             continue
-        walk = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", u.new, "--not", *excludes,
-                               "--all"], capture_output=True, check=False)
+        walk = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches",
+                               "--tags"], input=f"{u.new}\n{own}".encode(), capture_output=True, check=False)
         if walk.returncode != 0:
             return [u.ref]  # what cannot be walked cannot be shown to be clean
         reached[u.ref] = set(walk.stdout.decode("ascii", "replace").split())

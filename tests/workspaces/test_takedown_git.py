@@ -167,3 +167,20 @@ def test_merged_work_stays_visible_after_a_take_down(scene):
     assert owner.push("HEAD:main").returncode == 0
     take_down(scene)
     assert served_pack(*v2_fetch(scene, scene.sha.upper()))
+
+
+def test_building_on_someone_elses_visible_workspace_is_allowed(scene):
+    # The hook's slow path: the push reaches objects the repository held outside the branches
+    # and the pusher's own workspace; they are visible, so the push goes through.
+    take_down(scene)
+    carol = scene.add("carol")
+    carol_sha = carol.commit("carol's work", name="carol.txt")
+    assert carol.push("HEAD:refs/users/carol/feature").returncode == 0
+    bob = scene.bob
+    bob.git("fetch", "--quiet", bob.remote, "refs/users/carol/feature", check=True)
+    bob.git("checkout", "--quiet", "-b", "on-carol", carol_sha, check=True)
+    bob.commit("on top of carol", name="bob.txt")
+    result = bob.push("HEAD:refs/users/bob/on-carol")
+    assert result.returncode == 0, result.stderr
+    # And pointing a ref at carol's commit itself, with an empty pack.
+    assert b"ok refs/users/bob/same" in raw_push(scene, bob, carol_sha, "refs/users/bob/same")
