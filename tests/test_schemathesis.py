@@ -55,7 +55,10 @@ def alice_token():
     return services.token_create(user=alice, scope="write")[1]
 
 
-@pytest.mark.timeout(300)
+CPYTHON_AST_BUG = "SystemError: AST constructor recursion depth mismatch"
+
+
+@pytest.mark.timeout(600)
 def test_the_api_conforms_to_its_schema(live_server_url, alice_token, tmp_path):
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG)
@@ -87,6 +90,11 @@ def test_the_api_conforms_to_its_schema(live_server_url, alice_token, tmp_path):
     ]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=280, cwd=tmp_path)
     output = result.stdout + result.stderr
+    if result.returncode != 0 and CPYTHON_AST_BUG in output:
+        # CPython 3.11's ast.parse can fail spuriously when called from two threads at once;
+        # hypothesis calls it to describe a filter. Not the API's doing: run once more.
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=280, cwd=tmp_path)
+        output = result.stdout + result.stderr
     assert result.returncode == 0, output[-20000:]
     # The run did test something: schemathesis prints its case count in the summary.
     assert "test cases" in output.lower(), output[-4000:]

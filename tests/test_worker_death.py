@@ -102,15 +102,26 @@ class Broker:
         self.env = {**live_env, "CELERY_QUEUE": self.queue}
         # Not the current app: shared tasks of this process must keep resolving to hostsite's.
         self.app = Celery(f"publisher-{self.queue}", set_as_current=False)
+        # Celery prefers a CELERY_BROKER_URL in the environment (the suite's own broker) to
+        # broker_url; the write URL is taken first.
         if kind == "redis":
             self.env.update({"CELERY_BROKER_URL": REDIS_URL, "CELERY_VISIBILITY_TIMEOUT": str(REDIS_LEASE)})
-            self.app.conf.broker_url = REDIS_URL
+            self.app.conf.broker_url = self.app.conf.broker_write_url = REDIS_URL
             self.app.conf.broker_transport = "hostsite.redisbroker:Transport"
         else:
+            # The worker falls back to the embedded default: the filesystem broker under VAR_DIR.
             self.env.pop("CELERY_BROKER_URL", None)
-            self.app.conf.broker_url = "filesystem://"
+            self.app.conf.broker_url = self.app.conf.broker_write_url = "filesystem://"
             self.app.conf.broker_transport = "hostsite.fsbroker:Transport"
-            self.app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+            folders = {
+                "data_folder_in": settings.BROKER_DIR / "queue",
+                "data_folder_out": settings.BROKER_DIR / "queue",
+                "control_folder": settings.BROKER_DIR / "control",
+                "processing_folder": settings.BROKER_DIR / "processing",
+            }
+            for folder in folders.values():
+                folder.mkdir(parents=True, exist_ok=True)
+            self.app.conf.broker_transport_options = {key: str(path) for key, path in folders.items()}
 
     def send(self, name: str, *args) -> None:
         self.app.send_task(name, args=args, queue=self.queue)
