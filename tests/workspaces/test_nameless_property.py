@@ -320,7 +320,7 @@ class Hosted:
             cleanup.cleanup_after_push(self.last_push)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations)
 def test_nameless_pushes_never_capture_unrelated_work(ops, tmp_path, git_home):
     h = Hosted(tmp_path, git_home)
