@@ -23,8 +23,6 @@ _hook_env_providers: list[Callable] = []
 _git_config_providers: list[Callable] = []
 # providers whose signature takes `client` (or **kwargs); the others are called without it
 _client_aware: set[Callable] = set()
-# (repo, user, sha) -> True if the user may not see that commit (e.g. content taken down)
-_commit_hiders: list[Callable] = []
 # (repo, user, role_label, read_wants: () -> list[str]) -> why a fetch is refused, or None
 _want_guards: list[Callable] = []
 
@@ -67,15 +65,6 @@ def register_git_config(provider: Callable) -> None:
         parameters = inspect.signature(provider).parameters.values()
         if any(p.name == "client" or p.kind is p.VAR_KEYWORD for p in parameters):
             _client_aware.add(provider)
-
-
-def register_commit_hider(provider: Callable) -> None:
-    if provider not in _commit_hiders:
-        _commit_hiders.append(provider)
-
-
-def commit_hidden(repo, user, sha: str) -> bool:
-    return any(provider(repo, user, sha) for provider in _commit_hiders)
 
 
 def register_want_guard(provider: Callable) -> None:

@@ -24,7 +24,5 @@ class WorkspacesConfig(AppConfig):
         # What each person may see: one rule, asked by every exit.
         access.register(visibility.view_for)
         extensions.register_git_config(gitconfig.git_config)
-        # Taken-down and hidden work has no commit page for those who may not see it.
-        extensions.register_commit_hider(gitconfig.commit_hidden)
         # Protocol v2 serves objects by id whatever hideRefs says: wants are checked too.
         extensions.register_want_guard(gitconfig.refused_wants)

@@ -87,13 +87,6 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
     return pairs
 
 
-def commit_hidden(repo, user, sha: str) -> bool:
-    """Pages: an object only taken-down or hidden (from this viewer) refs reach answers as a
-    missing one would (the one rule: workspaces.visibility)."""
-    oid = normalize_oid(sha)
-    return oid is None or not visibility.view_for(repo, user).object_visible(oid)
-
-
 def refused_wants(repo, user, role: str, read_wants) -> str | None:
     """Protocol v2 serves any object asked for by id (`want`, and `oid` in object-info),
     whatever hideRefs says: ids are normalised (git takes upper-case hex) and checked against

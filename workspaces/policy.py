@@ -54,10 +54,10 @@ def invisible_reason(ref: str) -> str | None:
 
 class Rules:
     __slots__ = ("banned", "default_branch", "frozen", "maintainers_edit_workspaces", "mirror", "protected",
-                 "ref_limit")
+                 "ref_limit", "taken_down")
 
     def __init__(self, default_branch="main", protected=None, maintainers_edit_workspaces=True,
-                 frozen=frozenset(), ref_limit=1000, banned=frozenset(), mirror=False):
+                 frozen=frozenset(), ref_limit=1000, banned=frozenset(), mirror=False, taken_down=frozenset()):
         self.default_branch = default_branch
         # branch -> whether an admin allowed force-pushes to it
         self.protected = dict(protected or {})
@@ -68,6 +68,8 @@ class Rules:
         self.banned = frozenset(banned)
         # a pull mirror: its branches and tags change only through the mirror's syncs
         self.mirror = bool(mirror)
+        # workspaces under legal hold: nobody adds to them, admins included
+        self.taken_down = frozenset(taken_down)
 
     def __eq__(self, other):
         return isinstance(other, Rules) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
@@ -86,6 +88,7 @@ class Rules:
             "HOSTSITE_WORKSPACE_REF_LIMIT": str(self.ref_limit),
             "HOSTSITE_BANNED": ",".join(sorted(self.banned)),
             "HOSTSITE_MIRROR": "1" if self.mirror else "0",
+            "HOSTSITE_TAKEN_DOWN": ",".join(sorted(self.taken_down)),
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class Rules:
             ref_limit=limit,
             banned=frozenset(u for u in (env.get("HOSTSITE_BANNED") or "").split(",") if u),
             mirror=env.get("HOSTSITE_MIRROR") == "1",
+            taken_down=frozenset(u for u in (env.get("HOSTSITE_TAKEN_DOWN") or "").split(",") if u),
         )
 
 
@@ -188,6 +192,8 @@ def decide(
         owner, sep, rest = ref[len("refs/users/"):].partition("/")
         if not owner or not sep or not rest:
             return f"{ref} names no workspace ref; use refs/users/{pusher}/<name>"
+        if owner in rules.taken_down and not update.is_delete:
+            return f"{owner}'s workspace on this repository was taken down by a moderator; {ref} was not accepted"
         if owner == pusher:
             if pusher in rules.frozen:
                 return f"your workspace on this repository is frozen by a moderator; {ref} was not updated"

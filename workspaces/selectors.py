@@ -23,12 +23,15 @@ def workspace_settings(repo: Repository) -> WorkspaceSettings:
 
 def rules_for(repo: Repository) -> Rules:
     ws = workspace_settings(repo)
+    closed = list(Workspace.objects.filter(NO_PUSH, repository=repo).values_list("user__username", "taken_down"))
     return Rules(
         default_branch=repo.default_branch,
         protected=dict(ProtectedBranch.objects.filter(repository=repo).values_list("name", "allow_force")),
         maintainers_edit_workspaces=ws.maintainers_may_edit,
-        # A taken-down workspace accepts nothing either: it is under legal hold.
-        frozen=frozenset(_usernames(repo, NO_PUSH)),
+        # A taken-down workspace accepts nothing from its owner either (it is under legal hold),
+        # and nothing from anyone else (taken_down).
+        frozen=frozenset(name for name, _down in closed),
+        taken_down=frozenset(name for name, down in closed if down),
         ref_limit=ws.ref_limit or settings.WORKSPACE_REF_LIMIT,
         banned=frozenset(
             RepositoryBan.objects.filter(repository=repo).values_list("user__username", flat=True)

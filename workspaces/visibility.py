@@ -40,8 +40,9 @@ def _is_staff(user) -> bool:
     return bool(user is not None and user.is_authenticated and user.is_active and user.is_staff)
 
 
-def hidden_prefixes(repo, user) -> tuple[str, ...]:
-    """The ref prefixes whose content this viewer may not see; () for a view of everything."""
+def hidden_prefixes(repo, user, role: str | None = None) -> tuple[str, ...]:
+    """The ref prefixes whose content this viewer may not see; () for a view of everything.
+    `role` is the viewer's role label when the caller knows it already (a push does)."""
     if _is_staff(user):
         return ()
     taken_down = selectors.taken_down_usernames(repo)
@@ -49,7 +50,7 @@ def hidden_prefixes(repo, user) -> tuple[str, ...]:
     if not taken_down and not hidden:
         return ()
     own = user.username if user is not None and user.is_authenticated else None
-    if hidden and role_for(user, repo) == Role.ADMIN:
+    if hidden and (role == "admin" if role is not None else role_for(user, repo) == Role.ADMIN):
         hidden = []
     prefixes: set[str] = set()
     if taken_down:
@@ -199,5 +200,5 @@ def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
     hidden prefixes, from the database alone (repos/hooks/pre_receive.py walks the rest)."""
     if not any(set(new) != {"0"} for _old, new, _ref in commands):
         return {}
-    prefixes = hidden_prefixes(repo, user)
+    prefixes = hidden_prefixes(repo, user, role)
     return {"HOSTSITE_HIDDEN_PREFIXES": " ".join(prefixes)} if prefixes else {}

@@ -141,7 +141,7 @@ def test_take_down_moves_refs_out_of_reach_and_restore_brings_them_back(scene):
     assert fetch.returncode != 0
     # No pushes while under legal hold, not even new refs.
     result = alice.push("HEAD:refs/users/alice/again")
-    assert result.returncode != 0 and "frozen by a moderator" in result.stderr
+    assert result.returncode != 0 and "was taken down by a moderator" in result.stderr
     # The commit page: staff only.
     page = f"/{repo.full_name}/commit/{scene.sha}"
     assert Client().get(page).status_code == 404

@@ -81,6 +81,15 @@ def test_frozen_workspace_refuses_its_owner_only():
     assert run("admin", "refs/users/alice/work", "update", pusher="carol", rules=rules) is None
 
 
+def test_taken_down_workspace_refuses_everyone_but_deletions():
+    rules = Rules(frozen=frozenset({"alice"}), taken_down=frozenset({"alice"}))
+    for role, pusher in (("admin", "carol"), ("maintainer", "carol"), ("reader", "alice")):
+        assert "taken down" in run(role, "refs/users/alice/work", "create", pusher=pusher, rules=rules)
+    assert run("admin", "refs/users/alice/work", "delete", pusher="carol", rules=rules) is None
+    assert run("admin", "refs/users/bob/work", "create", pusher="carol", rules=rules) is None
+    assert Rules.from_env(rules.to_env()) == rules
+
+
 def test_ref_limit_counts_existing_and_pending_creations():
     rules = Rules(ref_limit=3)
     assert run("reader", "refs/users/alice/x", "create", rules=rules, count=2) is None
