@@ -129,7 +129,8 @@ class HistoryGenerator:
 
         self.pool = [line() for _ in range(150_000)]
         self.authors = [
-            f"{rng.choice(vocab).title()} {rng.choice(vocab).title()} <dev{i}@example.invalid>" for i in range(60)
+            f"{rng.choice(vocab).title()} {rng.choice(vocab).title()} <dev{i}@example.invalid>"
+            for i in range(60)
         ]
         self.prefix = prefix
         self.files: dict[str, list[str]] = {}
@@ -460,7 +461,9 @@ def setup_hostsite(tmp: Path, master: Path, git: Git) -> dict:
     repo_dir = repo_dir_from_output(manage(env, "repo", "create", "bench/big", "--import", str(master)))
     import_s = time.monotonic() - t0
     # As repos/maintenance.py leaves a repository: one pack with a bitmap, and a commit-graph.
-    say(f"  imported in {import_s:.0f} s; repack -adb --cruft + commit-graph, as repos/maintenance.py runs them")
+    say(
+        f"  imported in {import_s:.0f} s; repack -adb --cruft + commit-graph, as repos/maintenance.py runs them"
+    )
     t0 = time.monotonic()
     git.run("--git-dir", str(repo_dir), "repack", "-a", "-d", "-b", "--cruft", "--quiet")
     git.run("--git-dir", str(repo_dir), "commit-graph", "write", "--reachable", "--changed-paths")
@@ -566,7 +569,10 @@ def pack_check(git: Git, repo_dir: Path, tmp: Path) -> dict:
     stdin = "".join(f"{oid}\n" for oid in sorted(set(tips.split()))).encode()
     params = zstandard.ZstdCompressionParameters.from_level(3, window_log=27, enable_ldm=True, threads=-1)
     out: dict = {}
-    for label, extra in (("as built", []), ("pack.allowPackReuse=false", ["-c", "pack.allowPackReuse=false"])):
+    for label, extra in (
+        ("as built", []),
+        ("pack.allowPackReuse=false", ["-c", "pack.allowPackReuse=false"]),
+    ):
         row = {}
         for flavor, cfg, reuse in (("standard", [], "--no-reuse-delta"),
                                    ("zstd", ["-c", "pack.compression=0"], "--no-reuse-object")):  # fmt: skip
@@ -622,7 +628,9 @@ def summarize_records(records: list[dict]) -> dict:
         "wire_down_bytes": sum(r["down"] for r in records),
         "wire_up_bytes": sum(r["up"] for r in records),
         "bad_status": [
-            f"{r['method']} {r['path']} -> {r['status']}" for r in records if r["status"] is None or r["status"] >= 400
+            f"{r['method']} {r['path']} -> {r['status']}"
+            for r in records
+            if r["status"] is None or r["status"] >= 400
         ],
     }
 
@@ -687,7 +695,9 @@ def run_phase(ctx: dict, phase: str, rounds: int, results: dict, errors: list[st
             results[phase][scenario].append(r)
             if r:
                 if not r["refs_ok"]:
-                    errors.append(f"{phase} round {rnd + 1} {scenario}: the clone's refs differ from the origin's")
+                    errors.append(
+                        f"{phase} round {rnd + 1} {scenario}: the clone's refs differ from the origin's"
+                    )
                 if r["bad_status"]:
                     errors.append(f"{phase} round {rnd + 1} {scenario}: HTTP errors {r['bad_status'][:5]}")
                 if r.get("note"):
@@ -709,8 +719,17 @@ def cpu_block(ctx: dict, clones: int) -> float:
     for i in range(clones):
         dest = ctx["tmp"] / f"clone-block-{i}.git"
         try:
-            git.run("-c", "protocol.version=2", "clone", "--bare", "--quiet", f"--bundle-uri={url}/bundle-list", url,
-                    str(dest), timeout=3600)
+            git.run(
+                "-c",
+                "protocol.version=2",
+                "clone",
+                "--bare",
+                "--quiet",
+                f"--bundle-uri={url}/bundle-list",
+                url,
+                str(dest),
+                timeout=3600,
+            )
         finally:
             shutil.rmtree(dest, ignore_errors=True)
     time.sleep(0.5)
@@ -794,7 +813,9 @@ def build_report(results: dict, build: dict, meta: dict, errors: list[str]) -> d
     # The zstd clones' CPU from the block of clones in a row when there is one (precise to a
     # tick over the block), else the mean over the rounds.
     block = meta.get("cpu_block", {}).get("origin_cpu_per_clone_s")
-    oc = ratio(block if block is not None else fresh["zstd"]["origin_cpu_mean_s"], fresh["none"]["origin_cpu_mean_s"])
+    oc = ratio(
+        block if block is not None else fresh["zstd"]["origin_cpu_mean_s"], fresh["none"]["origin_cpu_mean_s"]
+    )
     zw = ratio(fresh["zstd"]["wire_down_bytes"], fresh["standard"]["wire_down_bytes"])
     targets = {
         "origin_bytes_fresh_vs_none": {"value": ob, "target": f"<= {ORIGIN_BYTES_TARGET}",
@@ -806,13 +827,21 @@ def build_report(results: dict, build: dict, meta: dict, errors: list[str]) -> d
     }  # fmt: skip
     # The same ratios for the standard flavor and for bundles one day behind (not targets).
     extra = {
-        "origin_bytes_fresh_standard_vs_none": ratio(fresh["standard"]["origin_bytes"], fresh["none"]["origin_bytes"]),
-        "origin_cpu_fresh_standard_vs_none": ratio(fresh["standard"]["origin_cpu_mean_s"], fresh["none"]["origin_cpu_mean_s"]),
+        "origin_bytes_fresh_standard_vs_none": ratio(
+            fresh["standard"]["origin_bytes"], fresh["none"]["origin_bytes"]
+        ),
+        "origin_cpu_fresh_standard_vs_none": ratio(
+            fresh["standard"]["origin_cpu_mean_s"], fresh["none"]["origin_cpu_mean_s"]
+        ),
     }
     behind = summary["behind"]
     for sc in ("zstd", "standard"):
-        extra[f"origin_bytes_behind_{sc}_vs_none"] = ratio(behind[sc]["origin_bytes"], behind["none"]["origin_bytes"])
-        extra[f"origin_cpu_behind_{sc}_vs_none"] = ratio(behind[sc]["origin_cpu_mean_s"], behind["none"]["origin_cpu_mean_s"])
+        extra[f"origin_bytes_behind_{sc}_vs_none"] = ratio(
+            behind[sc]["origin_bytes"], behind["none"]["origin_bytes"]
+        )
+        extra[f"origin_cpu_behind_{sc}_vs_none"] = ratio(
+            behind[sc]["origin_cpu_mean_s"], behind["none"]["origin_cpu_mean_s"]
+        )
     # Where the origin's bytes go in a fresh-bundle clone: its requests, from the last round.
     last = next((s for s in reversed(results["fresh"]["zstd"]) if s), None)
     breakdown = []
@@ -846,7 +875,9 @@ def print_report(report: dict) -> None:
                f"{build['cpu_s']:.1f} CPU-s (both flavors, incl. verification and storing):")  # fmt: skip
     sizes = {b["flavor"]: b["size"] for b in build["bundles"]}
     for flavor in ("standard", "zstd"):
-        out.append(f"  {flavor:<9} {mib(sizes.get(flavor)):>9} MiB  {build['flavor_s'].get(flavor, 0):7.1f} s")
+        out.append(
+            f"  {flavor:<9} {mib(sizes.get(flavor)):>9} MiB  {build['flavor_s'].get(flavor, 0):7.1f} s"
+        )
     if sizes.get("standard"):
         out.append(f"  zstd / standard size: {sizes.get('zstd', 0) / sizes['standard']:.3f}")
     out.append("  steps: " + "; ".join(f"{s['step']} {s['s']:.1f} s" for s in build["steps"]))
@@ -879,13 +910,20 @@ def print_report(report: dict) -> None:
                    f"{1000 * b['origin_cpu_per_clone_s']:.1f} ms (the target's numerator; the denominator is the "
                    "mean of the no-bundle clones)")  # fmt: skip
     out.append("")
-    out.append("where the origin's bytes and CPU go in a fresh-bundle clone (zstd, last round; the origin's CPU")
+    out.append(
+        "where the origin's bytes and CPU go in a fresh-bundle clone (zstd, last round; the origin's CPU"
+    )
     out.append("read from /proc before and after each of its requests):")
     for r in report["fresh_zstd_requests"]:
-        enc = f"  Accept-Encoding: {r['accept_encoding']!r} -> {r['content_encoding'] or 'identity'}" if (
-            "bundle-list" in r["request"] or r["backend"] == "bundles") else ""
+        enc = (
+            f"  Accept-Encoding: {r['accept_encoding']!r} -> {r['content_encoding'] or 'identity'}"
+            if ("bundle-list" in r["request"] or r["backend"] == "bundles")
+            else ""
+        )
         cpu = f"{r['origin_cpu_s']:6.3f} cpu-s" if r.get("origin_cpu_s") is not None else " " * 12
-        out.append(f"  {r['backend']:<8} {r['request']:<40} {r['down']:>12,} bytes down {r['up']:>9,} up {cpu}{enc}")
+        out.append(
+            f"  {r['backend']:<8} {r['request']:<40} {r['down']:>12,} bytes down {r['up']:>9,} up {cpu}{enc}"
+        )
     out.append("")
     labels = {
         "origin_bytes_fresh_vs_none": "origin bytes, fresh bundles (zstd) / no bundles",
@@ -894,7 +932,9 @@ def print_report(report: dict) -> None:
     }
     out.append("targets:")
     for key, t in targets.items():
-        out.append(f"  {labels[key]:<52}{fmt(t['value'], '.4f'):>8}   target {t['target']:<8} {verdict(t['ok'])}")
+        out.append(
+            f"  {labels[key]:<52}{fmt(t['value'], '.4f'):>8}   target {t['target']:<8} {verdict(t['ok'])}"
+        )
     out.append("other ratios (not targets): " + ", ".join(
         f"{k.removeprefix('origin_')} {fmt(v, '.4f')}" for k, v in report["other_ratios"].items()))  # fmt: skip
     if report["errors"]:
@@ -914,7 +954,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawTextHelpFormatter)  # fmt: skip
     p.add_argument("--rounds", type=int, default=3, help="clones of each kind per phase (default 3)")
-    p.add_argument("--repo", type=Path, help="benchmark this repository (mirrored) instead of a generated one")
+    p.add_argument(
+        "--repo", type=Path, help="benchmark this repository (mirrored) instead of a generated one"
+    )
     p.add_argument("--commits", type=int, default=MIN_COMMITS,
                    help=f"commits in the generated repository (default {MIN_COMMITS})")  # fmt: skip
     p.add_argument("--day-commits", type=int, default=150,
@@ -922,8 +964,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20240601, help="seed of the generated repository")
     p.add_argument("--no-pack-check", action="store_true",
                    help="skip writing the base packs again with pack.allowPackReuse=false")  # fmt: skip
-    p.add_argument("--cpu-block", type=int, default=10,
-                   help="fresh-bundle clones in a row for the origin CPU figure (default 10; 0: use the rounds)")
+    p.add_argument(
+        "--cpu-block",
+        type=int,
+        default=10,
+        help="fresh-bundle clones in a row for the origin CPU figure (default 10; 0: use the rounds)",
+    )
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
@@ -952,7 +998,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes, stack: contextlib
     proxy = CountingProxy(hs["origin_port"], hs["bundle_port"], lambda: tree_cpu(pids["origin"]))
     stack.callback(proxy.stop)
     proxy_url = f"http://127.0.0.1:{proxy.port}/bench/big.git"
-    say(f"counting proxy on 127.0.0.1:{proxy.port}: /bundles/* -> {hs['bundle_port']}, rest -> {hs['origin_port']}")
+    say(
+        f"counting proxy on 127.0.0.1:{proxy.port}: /bundles/* -> {hs['bundle_port']}, rest -> {hs['origin_port']}"
+    )
     ctx = {"git": git, "proxy": proxy, "proxy_url": proxy_url, "pids": pids, "tmp": tmp, "token": hs["token"],
            "origin_port": hs["origin_port"]}  # fmt: skip
     try:
@@ -967,7 +1015,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes, stack: contextlib
     meta["origin_idle_cpu_per_s"] = (tree_cpu(pids["origin"]) - idle0) / 5
     build = build_bundles(hs)
     if not args.no_pack_check:
-        say("pack check: the base bundle's packs written as bundles/packing.py does, with and without pack reuse")
+        say(
+            "pack check: the base bundle's packs written as bundles/packing.py does, with and without pack reuse"
+        )
         build["pack_check"] = pack_check(git, hs["repo_dir"], tmp)
     errors: list[str] = []
     results = {phase: {sc: [] for sc in SCENARIOS} for phase in PHASES}
@@ -975,7 +1025,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes, stack: contextlib
     run_phase(ctx, "fresh", args.rounds, results, errors)
     if args.cpu_block:
         say(f"origin CPU of {args.cpu_block} fresh-bundle (zstd) clones in a row, read once around the block")
-        meta["cpu_block"] = {"clones": args.cpu_block, "origin_cpu_per_clone_s": cpu_block(ctx, args.cpu_block)}
+        meta["cpu_block"] = {
+            "clones": args.cpu_block,
+            "origin_cpu_per_clone_s": cpu_block(ctx, args.cpu_block),
+        }
     meta["day"] = push_day(ctx, master, gen, args)
     ctx["expected"] = origin_refs(git, hs["repo_dir"])
     if ctx["expected"].get(meta["day"]["branch"]) != meta["day"]["tip"]:

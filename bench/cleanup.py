@@ -131,7 +131,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     master = tmp / "master.git"
     if args.repo:
         say(f"mirroring {args.repo}")
-        git.run("clone", "--mirror", "--no-local", "--quiet", str(args.repo.expanduser().resolve()), str(master))
+        git.run(
+            "clone", "--mirror", "--no-local", "--quiet", str(args.repo.expanduser().resolve()), str(master)
+        )
         branch = git.run("--git-dir", str(master), "symbolic-ref", "--short", "HEAD").strip()
         if branch != "main":
             git.run("--git-dir", str(master), "branch", "-m", branch, "main")
@@ -170,8 +172,11 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     worker_log = tmp / "logs" / "worker.log"
     procs.start("worker", [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO", "--concurrency",
                            "1", "--without-mingle", "--without-gossip"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_until(lambda: "ready." in worker_log.read_text(errors="replace") if worker_log.exists() else False, 120,
-               "the Celery worker")
+    wait_until(
+        lambda: "ready." in worker_log.read_text(errors="replace") if worker_log.exists() else False,
+        120,
+        "the Celery worker",
+    )
 
     def url(user: str, token: str) -> str:
         return f"http://{user}:{token}@127.0.0.1:{port}/bench/big.git"
@@ -219,8 +224,13 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             git.run("-C", str(work), "commit", "--quiet", "-m", f"squash {ref}")
 
     def workspace_refs() -> set[str]:
-        out = git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=%(refname)",
-                      *(f"refs/users/{user}/" for user in contributors))
+        out = git.run(
+            "--git-dir",
+            str(repo_dir),
+            "for-each-ref",
+            "--format=%(refname)",
+            *(f"refs/users/{user}/" for user in contributors),
+        )
         return set(out.split())
 
     before_tasks = len(worker_task_times(worker_log, "workspaces.tasks.cleanup_after_push"))
@@ -232,8 +242,13 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     task_s = worker_task_times(worker_log, "workspaces.tasks.cleanup_after_push")[-1]
     remaining = workspace_refs()
     kept = {ref for _u, ref in untouched} <= remaining
-    start_points = sum(1 for ref in git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=%(refname)",
-                                            "refs/users/").split() if ref.startswith("refs/users/u"))
+    start_points = sum(
+        1
+        for ref in git.run(
+            "--git-dir", str(repo_dir), "for-each-ref", "--format=%(refname)", "refs/users/"
+        ).split()
+        if ref.startswith("refs/users/u")
+    )
     archived = len(git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=x", "refs/archive/").split())
 
     say("a push to main that lands nothing: the cost of looking")
@@ -266,11 +281,15 @@ def print_report(report: dict, args) -> None:
            f"load avg before {m['loadavg_before']}", ""]  # fmt: skip
     out.append(f"one push to main lands {r['landed']} drafts (merge commits, cherry-picks, squashes):")
     out.append(f"  cleanup task run time (worker log)                 {fmt(r['task_s'], '.2f'):>7} s")
-    out.append(f"  end of `git push` -> landed refs deleted           {fmt(r['push_to_deleted_s'], '.2f'):>7} s"
-               f"   target <= {TARGET_S} s  {verdict(r['ok'])}")
+    out.append(
+        f"  end of `git push` -> landed refs deleted           {fmt(r['push_to_deleted_s'], '.2f'):>7} s"
+        f"   target <= {TARGET_S} s  {verdict(r['ok'])}"
+    )
     out.append(f"  a push that lands nothing: task run time            {fmt(r['idle_task_s'], '.2f'):>7} s")
-    out.append(f"  archived {r['archived_refs']} of {r['landed']}; untouched drafts kept: {r['untouched_kept']}; "
-               f"start points kept: {r['start_points_kept']}   (whole run {m['elapsed_s']:.0f} s)")
+    out.append(
+        f"  archived {r['archived_refs']} of {r['landed']}; untouched drafts kept: {r['untouched_kept']}; "
+        f"start points kept: {r['start_points_kept']}   (whole run {m['elapsed_s']:.0f} s)"
+    )
     print("\n".join(out), flush=True)
 
 
@@ -288,15 +307,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tmpdir", type=Path)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args(argv)
-    if args.untouched >= args.contributors * args.drafts_per_user or min(args.commits, args.users,
-                                                                           args.refs_per_user) < 1:
+    if (
+        args.untouched >= args.contributors * args.drafts_per_user
+        or min(args.commits, args.users, args.refs_per_user) < 1
+    ):
         p.error("need more drafts than --untouched, and positive counts")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/cleanup.py", "hostsite-bench-cleanup-", args, lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/cleanup.py", "hostsite-bench-cleanup-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

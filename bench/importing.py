@@ -112,11 +112,38 @@ def start_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
     git.secrets.append(token)
     manage(env, "repo", "create", "bench/source", "--import", str(master))
     say("hostsite: start gunicorn and one Celery worker")
-    web = procs.start("web", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
-                              "hostsite.wsgi:application"], env=env, cwd=BASE_DIR)
-    procs.start("worker", [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO",
-                           "--concurrency", "1", "--without-mingle", "--without-gossip"],
-                env=env, cwd=BASE_DIR)
+    web = procs.start(
+        "web",
+        [
+            PY,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
+            "hostsite.wsgi:application",
+        ],
+        env=env,
+        cwd=BASE_DIR,
+    )
+    procs.start(
+        "worker",
+        [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "hostsite",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        env=env,
+        cwd=BASE_DIR,
+    )
     try:
         wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
     except SetupError as exc:
@@ -130,10 +157,12 @@ def start_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
 
 
 def api(hs: dict, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(hs["base"] + path, method=method,  # noqa: S310 - http on loopback
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Authorization": f"Bearer {hs['token']}",
-                                              "Content-Type": "application/json"})
+    request = urllib.request.Request(  # noqa: S310 - http on loopback
+        hs["base"] + path,
+        method=method,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {hs['token']}", "Content-Type": "application/json"},
+    )
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=60) as response:
@@ -147,8 +176,9 @@ def import_once(hs: dict, name: str, poll: float) -> tuple[float, dict]:
     The API is polled only to learn that it ended, and slowly: every poll is a Django request on
     the same two CPUs, and polling every 50 ms cost the import about 10% in a first version."""
     t0 = time.time()
-    status, body = api(hs, "POST", "/api/v1/repos",
-                       {"name": name, "import_url": f"{hs['base']}/bench/source.git"})
+    status, body = api(
+        hs, "POST", "/api/v1/repos", {"name": name, "import_url": f"{hs['base']}/bench/source.git"}
+    )
     if status != 202:
         raise MeasureError(f"POST /api/v1/repos answered {status}: {body}")
     while True:
@@ -204,10 +234,14 @@ def wait_for_bundles(hs: dict, name: str) -> None:
 
 def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     git = Git(client_env(tmp / "client-home"), [])
-    meta = {"rounds": args.rounds, "git_version": git.run("version").strip().removeprefix("git version "),
-            "hostsite_revision": hostsite_revision(git), "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    meta = {
+        "rounds": args.rounds,
+        "git_version": git.run("version").strip().removeprefix("git version "),
+        "hostsite_revision": hostsite_revision(git),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
     master = setup_source(args, tmp, git, meta)
     hs = start_hostsite(tmp, master, procs, git)
     url = f"{hs['base']}/bench/source.git"
@@ -242,9 +276,14 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     clone_s, import_s = med(samples["clone"]), med(samples["import"])
     ratio = clone_s / import_s if clone_s and import_s else None
     report = {
-        "meta": meta | {"loadavg_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-                        "elapsed_s": round(time.monotonic() - _T0, 1)},
-        "samples": samples, "server": server, "errors": errors,
+        "meta": meta
+        | {
+            "loadavg_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+            "elapsed_s": round(time.monotonic() - _T0, 1),
+        },
+        "samples": samples,
+        "server": server,
+        "errors": errors,
         "ratio_clone_over_import": ratio,
         "ratio_paired_median": paired(samples["clone"], samples["import"], lambda c, i: c / i),
         "repack_s_median": med([v["repack_s"] for v in server.values()]),
@@ -257,29 +296,40 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 def print_report(report: dict) -> None:
     meta, s = report["meta"], report["samples"]
     print()
-    print(f"import vs git clone --mirror: {meta['repository']}; {meta['commits']:,} commits, "
-          f"{meta['refs']} refs, source pack {meta['source_pack_mib']} MiB; git {meta['git_version']}, "
-          f"{meta['cpus']} CPUs, "
-          f"load {meta['loadavg_before']} -> {meta['loadavg_after']}")
+    print(
+        f"import vs git clone --mirror: {meta['repository']}; {meta['commits']:,} commits, "
+        f"{meta['refs']} refs, source pack {meta['source_pack_mib']} MiB; git {meta['git_version']}, "
+        f"{meta['cpus']} CPUs, "
+        f"load {meta['loadavg_before']} -> {meta['loadavg_after']}"
+    )
     print(f"{'':34}{'median s':>10}{'min':>8}{'max':>8}   per round")
-    labels = {"clone": "git clone --mirror", "import": "API import, until usable",
-              "clone_fsck": "clone --mirror, transfer.fsckObjects"}
+    labels = {
+        "clone": "git clone --mirror",
+        "import": "API import, until usable",
+        "clone_fsck": "clone --mirror, transfer.fsckObjects",
+    }
     for kind in ("clone", "import", "clone_fsck"):
         values = [v for v in s[kind] if v is not None]
         rounds = " ".join(fmt(v, ".2f") for v in s[kind])
-        print(f"{labels[kind]:34}{fmt(med(values), '.2f'):>10}{fmt(min(values, default=None), '.2f'):>8}"
-              f"{fmt(max(values, default=None), '.2f'):>8}   {rounds}")
+        print(
+            f"{labels[kind]:34}{fmt(med(values), '.2f'):>10}{fmt(min(values, default=None), '.2f'):>8}"
+            f"{fmt(max(values, default=None), '.2f'):>8}   {rounds}"
+        )
     server = report["server"]
     if server:
         server_import = fmt(med([v["import_s"] for v in server.values()]), ".2f")
         print(f"{'server side: import (queued->done)':34}{server_import:>10}")
-        print(f"{'fresh repack after the import':34}{fmt(report['repack_s_median'], '.2f'):>10}"
-              f"   pack after: {fmt(med([v['pack_mib_after'] for v in server.values()]))} MiB, "
-              f"received {fmt(med([v['imported_mib'] for v in server.values()]))} MiB")
+        print(
+            f"{'fresh repack after the import':34}{fmt(report['repack_s_median'], '.2f'):>10}"
+            f"   pack after: {fmt(med([v['pack_mib_after'] for v in server.values()]))} MiB, "
+            f"received {fmt(med([v['imported_mib'] for v in server.values()]))} MiB"
+        )
     print()
-    print(f"clone time / import time: {fmt(report['ratio_clone_over_import'], '.2f')} (median of "
-          f"per-round ratios {fmt(report['ratio_paired_median'], '.2f')}); target >= {RATIO_TARGET}: "
-          f"{verdict(report['target']['ok'])}")
+    print(
+        f"clone time / import time: {fmt(report['ratio_clone_over_import'], '.2f')} (median of "
+        f"per-round ratios {fmt(report['ratio_paired_median'], '.2f')}); target >= {RATIO_TARGET}: "
+        f"{verdict(report['target']['ok'])}"
+    )
     for error in report["errors"]:
         print(f"error: {error}")
 
@@ -288,10 +338,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawTextHelpFormatter)  # fmt: skip
     p.add_argument("--rounds", type=int, default=3, help="imports and clones of each kind (default 3)")
-    p.add_argument("--commits", type=int, default=DEFAULT_COMMITS,
-                   help=f"commits in the generated history (default {DEFAULT_COMMITS:,})")
-    p.add_argument("--repo", type=Path,
-                   help="benchmark this repository (mirrored) instead of a generated one")
+    p.add_argument(
+        "--commits",
+        type=int,
+        default=DEFAULT_COMMITS,
+        help=f"commits in the generated history (default {DEFAULT_COMMITS:,})",
+    )
+    p.add_argument(
+        "--repo", type=Path, help="benchmark this repository (mirrored) instead of a generated one"
+    )
     p.add_argument("--seed", type=int, default=20240601, help="seed of the generated history")
     p.add_argument("--poll", type=float, default=1.0, help="seconds between polls of the import's state")
     p.add_argument("--json", type=Path, help="also write the results here")
@@ -305,8 +360,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/importing.py", "hostsite-bench-importing-", args,
-                         lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/importing.py", "hostsite-bench-importing-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

@@ -150,8 +150,16 @@ for line in sys.stdin:
 class Driver:
     def __init__(self, env: dict[str, str], procs: Processes):
         log = open(procs.log_dir / "driver.log", "ab")  # noqa: SIM115 - lives as long as the driver
-        self.proc = subprocess.Popen([PY, "-c", DRIVER], env=env, cwd=BASE_DIR, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [PY, "-c", DRIVER],
+            env=env,
+            cwd=BASE_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+        )
         procs.children.append(("driver", self.proc, log))
 
     def ask(self, op: str, **kwargs) -> dict:
@@ -207,8 +215,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     first = driver.ask("sync")
     if first["outcome"] != "synced":
         raise SetupError(f"the first sync did not work: {first}")
-    say(f"first sync: {first['total_s']:.1f} s, {first['objects']:,} objects, {first['changesets']:,} "
-        f"commits; fresh repack of the follower")
+    say(
+        f"first sync: {first['total_s']:.1f} s, {first['objects']:,} objects, {first['changesets']:,} "
+        f"commits; fresh repack of the follower"
+    )
     repack = driver.ask("repack")
 
     work = tmp / "work"
@@ -233,9 +243,18 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 
     totals = [r["total_s"] for r in rounds]
     recorded = [r["recorded_s"] for r in rounds]
-    steps = {name: statistics.median(r["phases"].get(name, 0.0) for r in rounds)
-             for name in ("check_url", "ls_remote", "fetch", "refs_before_after", "record", "record_commits",
-                          "record_forced")}
+    steps = {
+        name: statistics.median(r["phases"].get(name, 0.0) for r in rounds)
+        for name in (
+            "check_url",
+            "ls_remote",
+            "fetch",
+            "refs_before_after",
+            "record",
+            "record_commits",
+            "record_forced",
+        )
+    }
     meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
     results = {
         "first_sync_s": first["total_s"], "first_sync_objects": first["objects"],
@@ -275,8 +294,10 @@ def print_report(report: dict) -> None:
     for key, label in labels.items():
         out.append(f"    {label:<46} {r['steps_median_s'][key] * 1000:7.0f} ms")
     out.append(f"  a sync with nothing new: median {r['idle_median_s'] * 1000:.0f} ms")
-    out.append(f"  is_forced on main~1 -> main: median {r['is_forced_median_ms']:.1f} ms, max "
-               f"{r['is_forced_max_ms']:.1f} ms (added to each push per updated ref)")
+    out.append(
+        f"  is_forced on main~1 -> main: median {r['is_forced_median_ms']:.1f} ms, max "
+        f"{r['is_forced_max_ms']:.1f} ms (added to each push per updated ref)"
+    )
     out.append(f"  (whole run {m['elapsed_s']:.0f} s)")
     print("\n".join(out), flush=True)
 
@@ -298,8 +319,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/mirror.py", "hostsite-bench-mirror-", args,
-                         lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/mirror.py", "hostsite-bench-mirror-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

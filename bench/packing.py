@@ -64,19 +64,28 @@ def timed(fn) -> float:
 
 def read_all(git: Git, repo: Path) -> None:
     with open("/dev/null", "wb") as sink:
-        subprocess.run([GIT, "-C", str(repo), "cat-file", "--batch-all-objects", "--batch", "--unordered"],
-                       stdout=sink, env=git.env, check=True)
+        subprocess.run(
+            [GIT, "-C", str(repo), "cat-file", "--batch-all-objects", "--batch", "--unordered"],
+            stdout=sink,
+            env=git.env,
+            check=True,
+        )
 
 
 def log_patch(git: Git, repo: Path) -> None:
     with open("/dev/null", "wb") as sink:
-        subprocess.run([GIT, "-C", str(repo), "log", "-p", "-n", "2000", "HEAD"], stdout=sink, env=git.env,
-                       check=True)
+        subprocess.run(
+            [GIT, "-C", str(repo), "log", "-p", "-n", "2000", "HEAD"], stdout=sink, env=git.env, check=True
+        )
 
 
 def clone_bytes(git: Git, repo: Path) -> int:
-    proc = subprocess.Popen([GIT, "-C", str(repo), "pack-objects", "--all", "--stdout", "-q"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=git.env)
+    proc = subprocess.Popen(
+        [GIT, "-C", str(repo), "pack-objects", "--all", "--stdout", "-q"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        env=git.env,
+    )
     total = 0
     while chunk := proc.stdout.read(1 << 20):
         total += len(chunk)
@@ -88,7 +97,12 @@ def clone_bytes(git: Git, repo: Path) -> int:
 def measure(git: Git, repo: Path, reps: int) -> dict:
     reads = [timed(lambda: read_all(git, repo)) for _ in range(reps)]
     logs = [timed(lambda: log_patch(git, repo)) for _ in range(reps)]
-    return {"pack": pack_size(repo), "read_s": min(reads), "log_s": min(logs), "clone": clone_bytes(git, repo)}
+    return {
+        "pack": pack_size(repo),
+        "read_s": min(reads),
+        "log_s": min(logs),
+        "clone": clone_bytes(git, repo),
+    }
 
 
 def run(args, tmp: Path, _procs) -> dict:
@@ -116,32 +130,50 @@ def run(args, tmp: Path, _procs) -> dict:
     out = manage(env, "repo", "create", "bench/imported", "--import", str(source))
     seconds = time.perf_counter() - started
     hosted = Path(out.strip().splitlines()[-1].rsplit(" at ", 1)[1])
-    rows.append({"config": "hostsite: repo create --import", **measure(git, hosted, args.reps),
-                 "repack_s": seconds})
+    rows.append(
+        {"config": "hostsite: repo create --import", **measure(git, hosted, args.reps), "repack_s": seconds}
+    )
     for window in args.windows:
         for depth in args.depths:
             work = tmp / f"w{window}-d{depth}.git"
             shutil.copytree(today, work)
             say(f"repack -f --window={window} --depth={depth}")
-            seconds = timed(lambda w=work, wi=window, de=depth: git.run(
-                "-C", str(w), "repack", "-a", "-d", "-f", "-b", "-q", f"--window={wi}", f"--depth={de}"))
-            rows.append({"config": f"fresh: --window={window} --depth={depth}", **measure(git, work, args.reps),
-                         "repack_s": seconds})
+            seconds = timed(
+                lambda w=work, wi=window, de=depth: git.run(
+                    "-C", str(w), "repack", "-a", "-d", "-f", "-b", "-q", f"--window={wi}", f"--depth={de}"
+                )
+            )
+            rows.append(
+                {
+                    "config": f"fresh: --window={window} --depth={depth}",
+                    **measure(git, work, args.reps),
+                    "repack_s": seconds,
+                }
+            )
             shutil.rmtree(work)
-    return {"commits": args.commits if not args.repo else None, "objects": objects, "bad_pack": bad, "rows": rows}
+    return {
+        "commits": args.commits if not args.repo else None,
+        "objects": objects,
+        "bad_pack": bad,
+        "rows": rows,
+    }
 
 
 def print_report(report: dict) -> None:
     rows = report["rows"]
     base = rows[1]
     print(f"\n{report['objects']:,} objects; badly packed source {report['bad_pack'] / 2**20:.1f} MiB\n")
-    print(f"{'configuration':36} {'pack MiB':>9} {'x today':>8} {'clone MiB':>10} {'repack s':>9} "
-          f"{'read-all s':>11} {'x today':>8} {'log -p s':>9} {'x today':>8}")
+    print(
+        f"{'configuration':36} {'pack MiB':>9} {'x today':>8} {'clone MiB':>10} {'repack s':>9} "
+        f"{'read-all s':>11} {'x today':>8} {'log -p s':>9} {'x today':>8}"
+    )
     for row in rows:
         repack = f"{row['repack_s']:.1f}" if row["repack_s"] is not None else "-"
-        print(f"{row['config']:36} {row['pack'] / 2**20:9.1f} {row['pack'] / base['pack']:8.2f} "
-              f"{row['clone'] / 2**20:10.1f} {repack:>9} {row['read_s']:11.2f} {row['read_s'] / base['read_s']:8.2f} "
-              f"{row['log_s']:9.2f} {row['log_s'] / base['log_s']:8.2f}")
+        print(
+            f"{row['config']:36} {row['pack'] / 2**20:9.1f} {row['pack'] / base['pack']:8.2f} "
+            f"{row['clone'] / 2**20:10.1f} {repack:>9} {row['read_s']:11.2f} {row['read_s'] / base['read_s']:8.2f} "
+            f"{row['log_s']:9.2f} {row['log_s'] / base['log_s']:8.2f}"
+        )
 
 
 def main(argv=None) -> int:

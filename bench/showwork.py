@@ -116,8 +116,9 @@ print(json.dumps({"cold": cold, "warm": warm, "select": select_ms, "nodes": len(
 
 def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int, seed: int) -> dict:
     """heads x stacks of draft commits on main, written by one fast-import into `repo`."""
-    rows = git.run("--git-dir", str(repo), "log", "--first-parent", f"--max-count={deepest}", "--format=%H %ct",
-                   "main").split("\n")
+    rows = git.run(
+        "--git-dir", str(repo), "log", "--first-parent", f"--max-count={deepest}", "--format=%H %ct", "main"
+    ).split("\n")
     main, dates = zip(*(row.split() for row in rows if row), strict=True)
     rng = random.Random(seed)  # noqa: S311 - deterministic data, not security
     sizes = [1] * heads
@@ -131,7 +132,11 @@ def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int,
         depth = rng.randrange(min(limit, len(main)))
         depths.append(depth)
         user = f"u{h % 400:04d}"
-        ref = f"refs/users/{user}/main/{rng.getrandbits(48):012x}" if h % 3 == 0 else f"refs/users/{user}/topic{h}"
+        ref = (
+            f"refs/users/{user}/main/{rng.getrandbits(48):012x}"
+            if h % 3 == 0
+            else f"refs/users/{user}/topic{h}"
+        )
         # Never older than the base: git walks by date, and a draft dated before its parent
         # would make every walk go deeper than it does on a real repository.
         ts = max(now - rng.randrange(40 * 86400), int(dates[depth]))
@@ -140,18 +145,32 @@ def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int,
             ts += rng.randrange(60, 3600)
             msg = f"{user}: work {h}.{k}\n".encode()
             stamp = f"{user} <{user}@example.invalid> {min(ts, now)} +0000"
-            out.append(f"commit {ref}\nmark :{mark}\nauthor {stamp}\ncommitter {stamp}\ndata {len(msg)}\n".encode()
-                       + msg)
+            out.append(
+                f"commit {ref}\nmark :{mark}\nauthor {stamp}\ncommitter {stamp}\ndata {len(msg)}\n".encode()
+                + msg
+            )
             if k == 0:
                 out.append(f"from {main[depth]}\n".encode())
             data = f"{user} {h} {k}\n".encode()
-            out.append(f"M 100644 inline drafts/{user}-{h}-{k}.txt\ndata {len(data)}\n".encode() + data + b"\n\n")
+            out.append(
+                f"M 100644 inline drafts/{user}-{h}-{k}.txt\ndata {len(data)}\n".encode() + data + b"\n\n"
+            )
     out.append(b"done\n")
-    proc = subprocess.run([shutil.which("git") or "git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"],
-                          input=b"".join(out), capture_output=True, env=git.env, check=False)
+    proc = subprocess.run(
+        [shutil.which("git") or "git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"],
+        input=b"".join(out),
+        capture_output=True,
+        env=git.env,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SetupError(f"fast-import of the drafts failed: {proc.stderr.decode(errors='replace')[-2000:]}")
-    return {"heads": heads, "drafts": mark, "deepest_base": max(depths), "median_base_depth": statistics.median(depths)}
+    return {
+        "heads": heads,
+        "drafts": mark,
+        "deepest_base": max(depths),
+        "median_base_depth": statistics.median(depths),
+    }
 
 
 def median(values: list[float]) -> float | None:
@@ -198,8 +217,16 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     if args.repo:
         source = args.repo.expanduser().resolve()
         say(f"fetching {source} into bench/big")
-        git.run("--git-dir", str(repo_dir), "fetch", "--quiet", "--no-tags", str(source),
-                "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+        git.run(
+            "--git-dir",
+            str(repo_dir),
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            str(source),
+            "+refs/heads/*:refs/heads/*",
+            "+refs/tags/*:refs/tags/*",
+        )
         branch = git.run("--git-dir", str(source), "symbolic-ref", "--short", "HEAD").strip()
         if branch != "main":
             git.run("--git-dir", str(repo_dir), "update-ref", "refs/heads/main", f"refs/heads/{branch}")
@@ -218,20 +245,32 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             buffered.flush()
 
         history.fast_import(repo_dir, git, writer)
-        meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits, annotated tag every 500)"
+        meta["repository"] = (
+            f"generated (seed {args.seed}, {args.commits:,} commits, annotated tag every 500)"
+        )
     meta["history_s"] = round(time.monotonic() - t0, 1)
     meta["commits"] = int(git.run("--git-dir", str(repo_dir), "rev-list", "--count", "main").strip())
 
     say(f"writing {args.heads:,} workspace heads with {args.drafts:,} draft commits (fast-import)")
-    meta.update(write_drafts(git, repo_dir, heads=args.heads, drafts=args.drafts, deepest=args.deepest,
-                             seed=args.seed))
+    meta.update(
+        write_drafts(
+            git, repo_dir, heads=args.heads, drafts=args.drafts, deepest=args.deepest, seed=args.seed
+        )
+    )
     git.run("--git-dir", str(repo_dir), "commit-graph", "write", "--reachable")
     meta["refs"] = len(git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=x").split())
 
     url = "/bench/big/work"
     say(f"server time of GET {url} in a child Django process: {args.rounds} cold, {4 * args.rounds} warm")
-    child = subprocess.run([PY, "-c", MEASURE_SCRIPT, url, str(args.rounds)], env=env, cwd=BASE_DIR,
-                           capture_output=True, text=True, timeout=3600, check=False)
+    child = subprocess.run(
+        [PY, "-c", MEASURE_SCRIPT, url, str(args.rounds)],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
     if child.returncode != 0:
         raise SetupError(f"measuring failed: {child.stderr[-3000:]}")
     server = json.loads(child.stdout.strip().splitlines()[-1])
@@ -280,12 +319,16 @@ def print_report(report: dict) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repo", type=Path, help="fetch this repository's branches and tags instead of generating")
+    p.add_argument(
+        "--repo", type=Path, help="fetch this repository's branches and tags instead of generating"
+    )
     p.add_argument("--commits", type=int, default=200_000, help="generated commits (default 200000)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--heads", type=int, default=1_000, help="workspace heads (default 1000)")
     p.add_argument("--drafts", type=int, default=5_000, help="draft commits in all (default 5000)")
-    p.add_argument("--deepest", type=int, default=50_000, help="deepest base below main's tip (default 50000)")
+    p.add_argument(
+        "--deepest", type=int, default=50_000, help="deepest base below main's tip (default 50000)"
+    )
     p.add_argument("--rounds", type=int, default=5, help="cold samples (default 5; 4 warm each)")
     p.add_argument("--json", type=Path)
     p.add_argument("--tmpdir", type=Path)
@@ -298,8 +341,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/showwork.py", "hostsite-bench-showwork-", args,
-                         lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/showwork.py", "hostsite-bench-showwork-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

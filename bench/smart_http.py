@@ -1120,7 +1120,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 def sibling_module(name: str):
     """Another benchmark script of bench/ as a module (`import bundles` would find the Django
     app of that name, not bench/bundles.py)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -1163,7 +1165,9 @@ def run_benchmark(script: str, prefix: str, args, run_fn) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/smart_http.py", "hostsite-bench-", args, lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/smart_http.py", "hostsite-bench-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

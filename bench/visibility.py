@@ -379,8 +379,13 @@ def measure_hooks(hs: dict, git: Git, tmp: Path, canon: dict, runs: int) -> dict
                       "unexpected": wrong.get(name, "")} for name, s in samples.items()}  # fmt: skip
     # Attribution: the hook's walk, as it runs it, alone.
     walk = [GIT, "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches", "--tags"]
-    walked = time_runs(walk, env=envs["moderated"], n=runs, cwd=hs["dirs"]["moderated"],
-                       stdin=f"{news['moderated']}\n".encode())
+    walked = time_runs(
+        walk,
+        env=envs["moderated"],
+        n=runs,
+        cwd=hs["dirs"]["moderated"],
+        stdin=f"{news['moderated']}\n".encode(),
+    )
     results["its rev-list walk alone (<new> --not branches, tags), moderated"] = {
         k: walked[k] for k in ("median_ms", "min_ms", "max_ms", "n")
     }

@@ -646,7 +646,9 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return run_benchmark("bench/workspaces.py", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs))
+    return run_benchmark(
+        "bench/workspaces.py", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs)
+    )
 
 
 if __name__ == "__main__":

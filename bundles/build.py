@@ -95,7 +95,9 @@ def abandon_unfinished(repo: Repository) -> int:
 def drop_from(repo_id: int, creation_token: int, *, reason: str) -> int:
     """Unlist the bundle with this token and every later one of the repository (later
     incrementals need it as a prerequisite), both flavors. The next build fills the gap."""
-    log.warning("bundles: dropping bundles of repository %s from token %s: %s", repo_id, creation_token, reason)
+    log.warning(
+        "bundles: dropping bundles of repository %s from token %s: %s", repo_id, creation_token, reason
+    )
     return Bundle.objects.filter(
         repository_id=repo_id, state=BundleState.PUBLISHED, creation_token__gte=creation_token
     ).update(state=BundleState.DELETED, deleted_at=timezone.now())
@@ -128,9 +130,11 @@ def purge_exposed(repo: Repository, storage: BundleStorage, *, include_building:
         rows = rows.exclude(state=BundleState.BUILDING)
     deleted = 0
     for key in sorted(set(rows.values_list("storage_key", flat=True))):
-        shared = Bundle.objects.filter(
-            storage_key=key, repository__visibility=Visibility.PUBLIC
-        ).exclude(repository=repo).exists()
+        shared = (
+            Bundle.objects.filter(storage_key=key, repository__visibility=Visibility.PUBLIC)
+            .exclude(repository=repo)
+            .exists()
+        )
         if not shared:
             storage.delete(key)
             deleted += 1
@@ -173,11 +177,10 @@ def prune(storage: BundleStorage, *, repo: Repository | None = None) -> int:
     deleted = 0
     for row in expired:
         in_use = (
-            Bundle.objects.filter(storage_key=row.storage_key)
-            .exclude(state=BundleState.DELETED)
-            .exists()
-            or Bundle.objects.filter(storage_key=row.storage_key, state=BundleState.DELETED, deleted_at__gt=cutoff)
-            .exists()
+            Bundle.objects.filter(storage_key=row.storage_key).exclude(state=BundleState.DELETED).exists()
+            or Bundle.objects.filter(
+                storage_key=row.storage_key, state=BundleState.DELETED, deleted_at__gt=cutoff
+            ).exists()
         )
         if not in_use:
             storage.delete(row.storage_key)
@@ -228,10 +231,16 @@ def next_token(repo: Repository) -> int:
 # --- building -----------------------------------------------------------------------------------
 
 
-def _build_flavor(repo, storage, work: Path, the_plan: Plan, token: int, flavor: str, build, area: str) -> Bundle:
+def _build_flavor(
+    repo, storage, work: Path, the_plan: Plan, token: int, flavor: str, build, area: str
+) -> Bundle:
     row = Bundle.objects.create(
-        repository=repo, kind=the_plan.kind, flavor=flavor, creation_token=token,
-        tips=dict(the_plan.spec.refs), prerequisites=list(the_plan.spec.prerequisites),
+        repository=repo,
+        kind=the_plan.kind,
+        flavor=flavor,
+        creation_token=token,
+        tips=dict(the_plan.spec.refs),
+        prerequisites=list(the_plan.spec.prerequisites),
         commit_count=the_plan.commit_count,
     )
     raw = work / f"{flavor}.bundle"
@@ -286,9 +295,12 @@ def _publish(repo: Repository, rows: list[Bundle], kind: str, token: int, area: 
         # Read after the writes above, with the row locked: a visibility change (which saves
         # this row) either committed before, and is seen here, or commits after, and its
         # receiver (bundles.services.bundles_visibility_changed) retires what we publish.
-        visibility = Repository.objects.select_for_update().filter(pk=repo.pk).values_list(
-            "visibility", flat=True
-        ).first()
+        visibility = (
+            Repository.objects.select_for_update()
+            .filter(pk=repo.pk)
+            .values_list("visibility", flat=True)
+            .first()
+        )
         if visibility is None or (visibility == Visibility.PUBLIC) != (area == PUBLIC):
             transaction.set_rollback(True)
             return False

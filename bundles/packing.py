@@ -72,10 +72,15 @@ def header_refs(repo_path: Path, refs: Mapping[str, str]) -> dict[str, str]:
     if not tags:
         return dict(refs)
     oids = sorted(set(tags.values()))
-    out = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], repo=repo_path,
-                  input="".join(f"{oid}\n" for oid in oids).encode()).text
+    out = run_git(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        repo=repo_path,
+        input="".join(f"{oid}\n" for oid in oids).encode(),
+    ).text
     annotated = {oid for oid, _, kind in (line.partition(" ") for line in out.splitlines()) if kind == "tag"}
-    anchors = {TAG_ANCHORS + ref.removeprefix("refs/tags/"): oid for ref, oid in tags.items() if oid in annotated}
+    anchors = {
+        TAG_ANCHORS + ref.removeprefix("refs/tags/"): oid for ref, oid in tags.items() if oid in annotated
+    }
     return {**refs, **anchors}
 
 
@@ -88,7 +93,9 @@ def boundary(repo_path: Path, tips: Sequence[str], exclude: Sequence[str]) -> tu
 
 
 def count_commits(repo_path: Path, tips: Sequence[str]) -> int:
-    return int(run_git(["rev-list", "--count", *tips], repo=repo_path, timeout=settings.BUNDLE_GIT_TIMEOUT).text)
+    return int(
+        run_git(["rev-list", "--count", *tips], repo=repo_path, timeout=settings.BUNDLE_GIT_TIMEOUT).text
+    )
 
 
 def write_bundle(repo_path: Path, out: Path, spec: BundleSpec, *, uncompressed: bool) -> None:
@@ -169,8 +176,11 @@ def verify_bundle(path: Path, spec: BundleSpec, *, source_repo: Path) -> None:
         try:
             run_git(["bundle", "verify", "--quiet", str(path)], repo=work, timeout=timeout)
             listed = run_git(["bundle", "unbundle", str(path)], repo=work, timeout=timeout).text
-            run_git(["rev-list", "--objects", "--quiet", *sorted(set(spec.refs.values()))], repo=work,
-                    timeout=timeout)
+            run_git(
+                ["rev-list", "--objects", "--quiet", *sorted(set(spec.refs.values()))],
+                repo=work,
+                timeout=timeout,
+            )
         except GitError as exc:
             raise VerificationFailed(str(exc)) from exc
         got = {ref: oid for oid, ref in (line.split(" ", 1) for line in listed.splitlines() if line)}

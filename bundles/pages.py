@@ -48,8 +48,12 @@ def offload(repo, days: int = DAYS) -> dict:
         d["y_bundle"] = round(CHART_H - d["h_bundle"], 1)
         d["y_git"] = round(CHART_H - d["h_bundle"] - d["h_git"], 1)
     return {
-        "series": series, "git": total_git, "bundle": total_bundle,
-        "share": (100.0 * total_bundle / total) if total else None, "width": CHART_W, "height": CHART_H,
+        "series": series,
+        "git": total_git,
+        "bundle": total_bundle,
+        "share": (100.0 * total_bundle / total) if total else None,
+        "width": CHART_W,
+        "height": CHART_H,
     }
 
 
@@ -57,16 +61,20 @@ def bundles_page(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     builds = list(BundleBuild.objects.filter(repository=repo).order_by("-started_at")[:20])
     running = any(b.state == BuildState.RUNNING for b in builds)
-    return render(request, "bundles/page.html", {
-        "repo": repo,
-        "tab": "bundles",
-        "generations": [(flavor.label, selectors.current_generation(repo, flavor)) for flavor in Flavor],
-        "builds": builds,
-        "running": running,
-        "offload": offload(repo),
-        "is_admin": repo_selectors.can_admin(request.user, repo),
-        "clone_url": request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git"),
-    })
+    return render(
+        request,
+        "bundles/page.html",
+        {
+            "repo": repo,
+            "tab": "bundles",
+            "generations": [(flavor.label, selectors.current_generation(repo, flavor)) for flavor in Flavor],
+            "builds": builds,
+            "running": running,
+            "offload": offload(repo),
+            "is_admin": repo_selectors.can_admin(request.user, repo),
+            "clone_url": request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git"),
+        },
+    )
 
 
 @login_required

@@ -26,13 +26,21 @@ PRESIGNED_SECONDS = 3600
 
 
 class S3Storage:
-    def __init__(self, *, bucket: str, prefix: str = "", endpoint_url: str | None = None,
-                 multipart_threshold: int = MULTIPART_THRESHOLD):
+    def __init__(
+        self,
+        *,
+        bucket: str,
+        prefix: str = "",
+        endpoint_url: str | None = None,
+        multipart_threshold: int = MULTIPART_THRESHOLD,
+    ):
         self.bucket = bucket
         self.prefix = prefix.strip("/")
         self.endpoint_url = endpoint_url
         self.transfer = TransferConfig(
-            multipart_threshold=multipart_threshold, multipart_chunksize=multipart_threshold, max_concurrency=4
+            multipart_threshold=multipart_threshold,
+            multipart_chunksize=multipart_threshold,
+            max_concurrency=4,
         )
 
     @functools.cached_property
@@ -40,8 +48,12 @@ class S3Storage:
         # Made on first use: a protocol v2 fetch of a public repository only needs public URLs
         # (bundles.gitconfig), and a client costs 7 ms (165 ms the first time in a process).
         # SigV4 for pre-signed URLs too (botocore may otherwise sign them with the retired SigV2).
-        config = Config(retries={"max_attempts": 8, "mode": "standard"}, connect_timeout=10, read_timeout=120,
-                        signature_version="s3v4")
+        config = Config(
+            retries={"max_attempts": 8, "mode": "standard"},
+            connect_timeout=10,
+            read_timeout=120,
+            signature_version="s3v4",
+        )
         return boto3.client("s3", endpoint_url=self.endpoint_url, config=config)
 
     def _name(self, key: str) -> str:
@@ -57,7 +69,9 @@ class S3Storage:
         try:
             # S3 makes an object visible only when its upload (all parts) completes, so no
             # reader ever sees part of one.
-            self.client.upload_file(str(path), self.bucket, self._name(key), ExtraArgs=extra, Config=self.transfer)
+            self.client.upload_file(
+                str(path), self.bucket, self._name(key), ExtraArgs=extra, Config=self.transfer
+            )
         except (BotoCoreError, ClientError) as exc:
             raise StorageError(f"upload of {key} failed: {exc}") from exc
 
@@ -107,7 +121,9 @@ class S3Storage:
         Private ones: a pre-signed URL, handed out only in an access-checked bundle list."""
         if private:
             return self.client.generate_presigned_url(
-                "get_object", Params={"Bucket": self.bucket, "Key": self._name(key)}, ExpiresIn=PRESIGNED_SECONDS
+                "get_object",
+                Params={"Bucket": self.bucket, "Key": self._name(key)},
+                ExpiresIn=PRESIGNED_SECONDS,
             )
         if self.endpoint_url:
             return f"{self.endpoint_url.rstrip('/')}/{self.bucket}/{self._name(key)}"

@@ -27,7 +27,7 @@ def current_generation(repo, flavor: str = Flavor.STANDARD) -> list[Bundle]:
     """
     rows = list(listable(repo).filter(flavor=flavor).order_by("creation_token"))
     bases = [i for i, row in enumerate(rows) if row.kind == Kind.BASE]
-    return rows[bases[-1]:] if bases else []
+    return rows[bases[-1] :] if bases else []
 
 
 def has_listable(repo) -> bool:

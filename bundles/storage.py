@@ -149,7 +149,9 @@ def get_storage() -> BundleStorage:
     if config["backend"] == "s3":
         from bundles.s3 import S3Storage
 
-        return S3Storage(bucket=config["bucket"], prefix=config["prefix"], endpoint_url=config["endpoint_url"])
+        return S3Storage(
+            bucket=config["bucket"], prefix=config["prefix"], endpoint_url=config["endpoint_url"]
+        )
     raise StorageError(f"unknown bundle storage backend {config['backend']!r}")
 
 

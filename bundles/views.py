@@ -28,8 +28,10 @@ def bundle_list(request, owner: str, name: str):
     except GitHTTPError as exc:
         return text_response(exc.status, exc.message)
     listing = listed_entries(
-        repo, accept_encoding=request.META.get("HTTP_ACCEPT_ENCODING", ""),
-        remote_addr=request.META.get("REMOTE_ADDR", ""), base_url=request.build_absolute_uri("/"),
+        repo,
+        accept_encoding=request.META.get("HTTP_ACCEPT_ENCODING", ""),
+        remote_addr=request.META.get("REMOTE_ADDR", ""),
+        base_url=request.build_absolute_uri("/"),
     )
     # What clients were sent to fetch from bundles: the offload figure's measure for storage
     # the app never sees (S3, a CDN). Objects the app serves itself are counted exactly too.
@@ -124,7 +126,9 @@ def bundle_object(request, key: str):
         return response
     first, last = wanted if wanted else (0, size - 1)
     response = StreamingHttpResponse(
-        _stream(fh, first, last - first + 1, rows[0].repository_id), status=206 if wanted else 200, content_type=CONTENT_TYPE
+        _stream(fh, first, last - first + 1, rows[0].repository_id),
+        status=206 if wanted else 200,
+        content_type=CONTENT_TYPE,
     )
     response["Content-Length"] = str(last - first + 1)
     if wanted:

@@ -65,7 +65,9 @@ def database_config(url: str, *, name: str = "DATABASE_URL") -> dict:
         # WAL mode was most of the ~3 ms a request spent finding its repository.
         config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
         if not config.get("NAME") or config["NAME"] == ":memory:":
-            raise ImproperlyConfigured(f"{name} must name a SQLite file, e.g. sqlite:////srv/hostsite/db.sqlite3")
+            raise ImproperlyConfigured(
+                f"{name} must name a SQLite file, e.g. sqlite:////srv/hostsite/db.sqlite3"
+            )
         config["OPTIONS"] = {
             # Web workers, Celery workers and beat write concurrently: WAL lets readers run during
             # a write, IMMEDIATE takes the write lock up front instead of failing on upgrade.
@@ -77,7 +79,9 @@ def database_config(url: str, *, name: str = "DATABASE_URL") -> dict:
     if scheme in {"postgres", "postgresql", "pgsql"}:
         parts = urlsplit(url)
         if not parts.path.strip("/"):
-            raise ImproperlyConfigured(f"{name} must name a database, e.g. postgres://user@host:5432/hostsite")
+            raise ImproperlyConfigured(
+                f"{name} must name a database, e.g. postgres://user@host:5432/hostsite"
+            )
         config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
         return config
     raise ImproperlyConfigured(f"{name} must be a sqlite:/// or postgres:// URL, got scheme {scheme!r}")

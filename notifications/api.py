@@ -34,13 +34,17 @@ class NotificationSerializer(serializers.Serializer):
 class NotificationListView(APIView):
     permission_classes = [Authenticated, TokenScope]
 
-    @extend_schema(operation_id="notifications_list", responses=paginated(NotificationSerializer), parameters=[
-        OpenApiParameter("unread", str, description="1, true or yes: only unread notifications")])
+    @extend_schema(
+        operation_id="notifications_list",
+        responses=paginated(NotificationSerializer),
+        parameters=[OpenApiParameter("unread", str, description="1, true or yes: only unread notifications")],
+    )
     def get(self, request):
         unread_only = request.query_params.get("unread") in ("1", "true", "yes")
         paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.notifications_for(request.user, unread_only=unread_only),
-                                           request, view=self)
+        page = paginator.paginate_queryset(
+            selectors.notifications_for(request.user, unread_only=unread_only), request, view=self
+        )
         return paginator.get_paginated_response(NotificationSerializer(page, many=True).data)
 
 

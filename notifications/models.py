@@ -16,7 +16,9 @@ class Notification(models.Model):
     text = models.CharField(max_length=TEXT_MAX)
     url = models.CharField(max_length=500, blank=True)
     # SET_NULL: a notification about a repository that is gone still says what happened.
-    repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    repository = models.ForeignKey(
+        Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
 

@@ -16,15 +16,20 @@ log = logging.getLogger(__name__)
 
 
 @receiver(workspace_ref_archived)
-def ref_archived(sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "",
-                 **_kwargs) -> None:
+def ref_archived(
+    sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "", **_kwargs
+) -> None:
     """Merged-ref cleanup deleted a workspace ref: its owner hears about it, always (even when
     they landed it themselves: it is their ref, and the page is where they restore it)."""
     from workspaces.models import ArchivedRef
 
     try:
-        archived = (ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha)
-                    .select_related("repository", "repository__owner").order_by("-id").first())
+        archived = (
+            ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha)
+            .select_related("repository", "repository__owner")
+            .order_by("-id")
+            .first()
+        )
         if archived is None:
             return
         owner = get_user_model().objects.filter(username=archived.username).first()
@@ -32,9 +37,14 @@ def ref_archived(sender, repository_id: int, ref: str, sha: str, push_id: int | 
             return
         repo = archived.repository
         url = reverse("workspace-user", args=[repo.owner.username, repo.name, owner.username])
-        notify(owner, kind="ref_archived", repository=repo, url=url,
-               text=f"{ref} was merged into {archived.branch} and deleted; restore it from your workspace page "
-                    f"until {archived.expires_at:%Y-%m-%d}.")
+        notify(
+            owner,
+            kind="ref_archived",
+            repository=repo,
+            url=url,
+            text=f"{ref} was merged into {archived.branch} and deleted; restore it from your workspace page "
+            f"until {archived.expires_at:%Y-%m-%d}.",
+        )
     except Exception:
         log.exception("could not notify about archived ref %s", ref)
 
@@ -47,8 +57,11 @@ def mirror_status(sender, repository_id: int, failing: bool, error: str = "", **
     from repos.selectors import members
 
     try:
-        repo = (Repository.objects.select_related("owner")
-                .filter(pk=repository_id, deleted_at__isnull=True).first())
+        repo = (
+            Repository.objects.select_related("owner")
+            .filter(pk=repository_id, deleted_at__isnull=True)
+            .first()
+        )
         if repo is None:
             return
         url = reverse("mirror-settings", args=[repo.owner.username, repo.name])

@@ -18,7 +18,8 @@ PER_PAGE = 50
 def notification_list(request):
     unread_only = request.GET.get("filter") == "unread"
     page = Paginator(selectors.notifications_for(request.user, unread_only=unread_only), PER_PAGE).get_page(
-        request.GET.get("page"))
+        request.GET.get("page")
+    )
     return render(request, "notifications/list.html", {"page": page, "unread_only": unread_only})
 
 
@@ -29,8 +30,11 @@ def notification_read(request, pk: int):
     if notification is None:
         raise Http404
     # "Open" marks it read and follows its link; only local links are followed.
-    if request.POST.get("follow") and notification.url and url_has_allowed_host_and_scheme(
-            notification.url, allowed_hosts={request.get_host()}):
+    if (
+        request.POST.get("follow")
+        and notification.url
+        and url_has_allowed_host_and_scheme(notification.url, allowed_hosts={request.get_host()})
+    ):
         return redirect(notification.url)
     return redirect("notifications")
 

@@ -63,14 +63,17 @@ def shown_prefixes(config: Sequence[tuple[str, str]]) -> list[str] | None:
     return prefixes
 
 
-def write(repo_path: Path, prefixes: list[str], config: Sequence[tuple[str, str]],
-          protocol: str | None) -> bytes | None:
+def write(
+    repo_path: Path, prefixes: list[str], config: Sequence[tuple[str, str]], protocol: str | None
+) -> bytes | None:
     """receive-pack's advertisement, or None if git must write it itself."""
     if (repo_path / "objects" / "info" / "alternates").exists():
         return None  # receive-pack would add the alternates' refs as `.have` lines
     try:
         probe = _probe(repo_path, config, protocol)
-        listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo_path).stdout
+        listed = run_git(
+            ["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo_path
+        ).stdout
     except (GitError, OSError, ValueError):
         log.exception("falling back to receive-pack's own advertisement for %s", repo_path)
         return None
@@ -104,16 +107,16 @@ def _probe(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | N
     head = b""
     pos = 0
     while pos < len(out):
-        length = int(out[pos:pos + 4], 16)
+        length = int(out[pos : pos + 4], 16)
         if length == 0:
             break
-        payload = out[pos + 4:pos + length]
+        payload = out[pos + 4 : pos + length]
         if b"\0" in payload:
             name, _, caps = payload.partition(b"\0")
             if not name.endswith(b" capabilities^{}"):
                 raise ValueError(f"unexpected first line from receive-pack: {payload[:200]!r}")
             return Probe(head, caps.rstrip(b"\n"), out)
-        head += out[pos:pos + length]  # `version 1`
+        head += out[pos : pos + length]  # `version 1`
         pos += length
     raise ValueError("receive-pack advertised no capabilities")
 
@@ -125,12 +128,18 @@ _probes: dict[tuple[str, bytes, tuple[str, ...], str | None], bytes] = {}
 _MAX_PROBES = 256
 
 
-def _probe_output(service: str, repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | None) -> bytes:
+def _probe_output(
+    service: str, repo_path: Path, config: Sequence[tuple[str, str]], protocol: str | None
+) -> bytes:
     """What `git <service> --advertise-refs` writes for an empty repository with this
     repository's config file and this request's other `-c` options; cached by the config's
     content, so every repository with the same config shares one entry."""
-    argv = tuple(arg for key, value in config if key.lower() not in _REF_SELECTION_KEYS
-                 for arg in ("-c", f"{key}={value}"))
+    argv = tuple(
+        arg
+        for key, value in config
+        if key.lower() not in _REF_SELECTION_KEYS
+        for arg in ("-c", f"{key}={value}")
+    )
     key = (service, (repo_path / "config").read_bytes(), argv, protocol)
     out = _probes.get(key)
     if out is None:
@@ -139,8 +148,9 @@ def _probe_output(service: str, repo_path: Path, config: Sequence[tuple[str, str
         env = {"GIT_CONFIG_GLOBAL": str(repo_path / "config")}
         if protocol:
             env["GIT_PROTOCOL"] = protocol
-        out = run_git([*argv, service, "--stateless-rpc", "--advertise-refs", str(_empty_repo(fmt))],
-                      env=env).stdout
+        out = run_git(
+            [*argv, service, "--stateless-rpc", "--advertise-refs", str(_empty_repo(fmt))], env=env
+        ).stdout
         if len(_probes) >= _MAX_PROBES:
             _probes.clear()
         _probes[key] = out
@@ -189,19 +199,22 @@ def ls_refs_prefixes(body: bytes) -> list[str] | None:
     pos, payloads = 0, []
     while pos + 4 <= len(body):
         try:
-            length = int(body[pos:pos + 4], 16)
+            length = int(body[pos : pos + 4], 16)
         except ValueError:
             return None
         if length < 4:
             payloads.append(None)
             pos += 4
             continue
-        payloads.append(body[pos + 4:pos + length])
+        payloads.append(body[pos + 4 : pos + length])
         pos += length
     if not payloads or payloads[0] != b"command=ls-refs\n":
         return None
-    prefixes = [p[len(b"ref-prefix "):].strip().decode("utf-8", "replace") for p in payloads
-                if p and p.startswith(b"ref-prefix ")]
+    prefixes = [
+        p[len(b"ref-prefix ") :].strip().decode("utf-8", "replace")
+        for p in payloads
+        if p and p.startswith(b"ref-prefix ")
+    ]
     if not prefixes or not all(p == "HEAD" or p.startswith(("refs/heads/", "refs/tags/")) for p in prefixes):
         return None
     return prefixes

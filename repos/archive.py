@@ -38,8 +38,12 @@ class ZstdGitResponse(GitProcessResponse):
 
 def archive_response(repo_path, commit: str, basename: str, suffix: str) -> GitProcessResponse:
     fmt = "tar.gz" if suffix == ".tar.gz" else "tar"
-    proc = popen_git(["archive", f"--format={fmt}", f"--prefix={basename}/", commit], repo=repo_path,
-                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = popen_git(
+        ["archive", f"--format={fmt}", f"--prefix={basename}/", commit],
+        repo=repo_path,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     cls = GitProcessResponse if suffix == ".tar.gz" else ZstdGitResponse
     response = cls(proc, content_type=FORMATS[suffix])
     response["Content-Disposition"] = f'attachment; filename="{basename}{suffix}"'

@@ -73,8 +73,9 @@ _FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
 def commit_of(path: Path, rev: str) -> str | None:
     """`rev-parse --verify --quiet <rev>^{commit}`: the commit id, or None (missing, not a
     commit, or an ambiguous abbreviation)."""
-    result = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-                     repo=path, check=False)
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], repo=path, check=False
+    )
     return result.text.strip() or None if result.returncode == 0 else None
 
 
@@ -136,8 +137,9 @@ def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision |
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
         return None
-    out = run_git(["for-each-ref", "--format=%(refname)", f"refs/heads/{first}", f"refs/tags/{first}"],
-                  repo=path).stdout.decode("utf-8", "surrogateescape")
+    out = run_git(
+        ["for-each-ref", "--format=%(refname)", f"refs/heads/{first}", f"refs/tags/{first}"], repo=path
+    ).stdout.decode("utf-8", "surrogateescape")
     names = {line.split("/", 2)[2] for line in out.splitlines() if line.count("/") >= 2}
     for cut in range(len(parts), 0, -1):
         name = "/".join(parts[:cut])
@@ -188,16 +190,24 @@ class Entry:
 
 
 def _ls_tree(path: Path, args: list[str]) -> list[Entry]:
-    out = run_git(["ls-tree", "-z", "-l", "--full-tree", *args], repo=path,
-                  env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
+    out = run_git(
+        ["ls-tree", "-z", "-l", "--full-tree", *args], repo=path, env={"GIT_LITERAL_PATHSPECS": "1"}
+    ).stdout
     entries = []
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, name = record.partition(b"\t")
         mode, kind, sha, size = meta.split()
-        entries.append(Entry(mode.decode(), kind.decode(), sha.decode(), None if size == b"-" else int(size),
-                             name.decode("utf-8", "surrogateescape")))
+        entries.append(
+            Entry(
+                mode.decode(),
+                kind.decode(),
+                sha.decode(),
+                None if size == b"-" else int(size),
+                name.decode("utf-8", "surrogateescape"),
+            )
+        )
     return entries
 
 
@@ -256,10 +266,20 @@ def _details(out: bytes) -> list[CommitDetail]:
             continue
         sha, parents, an, ae, at, cn, ce, ct, message = record.split("\0", 8)
         subject, _, body = message.strip("\n").partition("\n")
-        commits.append(CommitDetail(
-            sha, tuple(parents.split()), an, ae, datetime.fromtimestamp(int(at or 0), tz=UTC),
-            cn, ce, datetime.fromtimestamp(int(ct or 0), tz=UTC), subject, body.strip("\n"),
-        ))
+        commits.append(
+            CommitDetail(
+                sha,
+                tuple(parents.split()),
+                an,
+                ae,
+                datetime.fromtimestamp(int(at or 0), tz=UTC),
+                cn,
+                ce,
+                datetime.fromtimestamp(int(ct or 0), tz=UTC),
+                subject,
+                body.strip("\n"),
+            )
+        )
     return commits
 
 
@@ -268,8 +288,15 @@ def commit_detail(path: Path, sha: str) -> CommitDetail:
     return _details(out)[0]
 
 
-def log(path: Path, rev: str, *, item: str = "", skip: int = 0, limit: int = 50, exclude: str | None = None,
-        ) -> list[CommitDetail]:
+def log(
+    path: Path,
+    rev: str,
+    *,
+    item: str = "",
+    skip: int = 0,
+    limit: int = 50,
+    exclude: str | None = None,
+) -> list[CommitDetail]:
     """Up to `limit` commits from `rev` (newest first), after skipping `skip`; only those
     touching `item` when given; none reachable from `exclude`."""
     args = ["log", f"--format={_DETAIL_FORMAT}", f"--skip={skip}", f"--max-count={limit}", rev]

@@ -35,8 +35,16 @@ def merge_base(repo_path, base: str, head: str) -> str | None:
     return result.text.strip() or None if result.returncode == 0 else None
 
 
-def compare(repo, base: str, head: str, *, max_commits: int = MAX_COMMITS, with_diff: bool = True,
-            view: View = EVERYTHING, **diff_options) -> Comparison | None:
+def compare(
+    repo,
+    base: str,
+    head: str,
+    *,
+    max_commits: int = MAX_COMMITS,
+    with_diff: bool = True,
+    view: View = EVERYTHING,
+    **diff_options,
+) -> Comparison | None:
     """`base` and `head` are anything browse.resolve_commit takes (branch, tag, full ref, id).
     None when either does not name a commit the viewer may see: a hidden side, base or head,
     answers as an unknown one. diff_options go to repos.diffs.diff."""

@@ -142,8 +142,16 @@ def diff(
     max_file_lines = settings.DIFF_MAX_FILE_LINES if max_file_lines is None else max_file_lines
     left = base if base else empty_tree(repo_path)
     args = [
-        "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-        "--src-prefix=a/", "--dst-prefix=b/", "--patch",
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "--patch",
     ]
     if find_copies:
         args.append("--find-copies")
@@ -151,15 +159,24 @@ def diff(
     raw, cut = _read_limited(repo_path, args, max_bytes)
     files, too_many = _parse(raw, max_files, max_file_lines, cut)
     reason = "files" if too_many else ("bytes" if cut else "")
-    return Diff(base, head, files, truncated=bool(reason), reason=reason, max_bytes=max_bytes, max_files=max_files,
-                left=left)
+    return Diff(
+        base,
+        head,
+        files,
+        truncated=bool(reason),
+        reason=reason,
+        max_bytes=max_bytes,
+        max_files=max_files,
+        left=left,
+    )
 
 
 def _read_limited(repo_path, args: list[str], max_bytes: int) -> tuple[bytes, bool]:
     """git's stdout up to max_bytes; (output, True) if there was more (git is then stopped)."""
     with tempfile.TemporaryFile() as err:
-        proc = popen_git(args, repo=repo_path, stdin=subprocess.DEVNULL, stderr=err,
-                         env={"GIT_LITERAL_PATHSPECS": "1"})
+        proc = popen_git(
+            args, repo=repo_path, stdin=subprocess.DEVNULL, stderr=err, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
         timer = threading.Timer(settings.GIT_TIMEOUT, proc.kill)
         timer.start()
         chunks, size, cut = [], 0, False

@@ -90,8 +90,16 @@ def hook_environment(repo, user, role: str, commands=()) -> dict[str, str]:
     return env
 
 
-def git_config(repo, user, role: str, *, service: str, advertise: bool, refs: list[str] | None,
-               client: GitClient | None = None) -> list[tuple[str, str]]:
+def git_config(
+    repo,
+    user,
+    role: str,
+    *,
+    service: str,
+    advertise: bool,
+    refs: list[str] | None,
+    client: GitClient | None = None,
+) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for provider in _git_config_providers:
         extra = {"client": client} if provider in _client_aware else {}

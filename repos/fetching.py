@@ -28,7 +28,9 @@ from repos.netguard import Source
 POLL_SECONDS = 0.25
 _UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 # "Receiving objects:  45% (123/456), 1.20 MiB | 2.00 MiB/s", "Resolving deltas: 100% (9/9), done."
-_PERCENT = re.compile(r"^(?:remote: )?([A-Za-z][A-Za-z ]*?):\s+(\d+)% \((\d+)/(\d+)\)(?:, ([\d.]+) (bytes|KiB|MiB|GiB))?")
+_PERCENT = re.compile(
+    r"^(?:remote: )?([A-Za-z][A-Za-z ]*?):\s+(\d+)% \((\d+)/(\d+)\)(?:, ([\d.]+) (bytes|KiB|MiB|GiB))?"
+)
 # "remote: Enumerating objects: 5, done."
 _COUNT = re.compile(r"^(?:remote: )?([A-Za-z][A-Za-z ]*?):\s+(\d+)(?:, done\.)?\s*$")
 
@@ -71,8 +73,9 @@ class RemoteRefs:
 
 def list_remote(source: Source, *, timeout: float = 300) -> RemoteRefs:
     try:
-        out = run_git([*source.git_args(), "ls-remote", "--symref", source.url], env=source.git_env(),
-                      timeout=timeout).stdout
+        out = run_git(
+            [*source.git_args(), "ls-remote", "--symref", source.url], env=source.git_env(), timeout=timeout
+        ).stdout
     except GitError as exc:
         raise FetchFailed(f"Cannot list the refs of {source.display_url}: {_reason(exc.stderr)}") from None
     refs: dict[str, str] = {}
@@ -116,8 +119,17 @@ def fetch(
     if prune:
         args.append("--prune")
     args += [source.url, *refspecs]
-    return _transfer(args, repo=path, watch=path, source=source, on_progress=on_progress,
-                     should_cancel=should_cancel, max_bytes=max_bytes, timeout=timeout, echo=echo)
+    return _transfer(
+        args,
+        repo=path,
+        watch=path,
+        source=source,
+        on_progress=on_progress,
+        should_cancel=should_cancel,
+        max_bytes=max_bytes,
+        timeout=timeout,
+        echo=echo,
+    )
 
 
 def clone(
@@ -142,8 +154,17 @@ def clone(
     for refspec in extra_refspecs:
         args += ["--config", f"remote.origin.fetch={refspec}"]
     args += ["--", source.url, str(target)]
-    return _transfer(args, repo=None, watch=target, source=source, on_progress=on_progress,
-                     should_cancel=should_cancel, max_bytes=max_bytes, timeout=timeout, echo=echo)
+    return _transfer(
+        args,
+        repo=None,
+        watch=target,
+        source=source,
+        on_progress=on_progress,
+        should_cancel=should_cancel,
+        max_bytes=max_bytes,
+        timeout=timeout,
+        echo=echo,
+    )
 
 
 def _check_args(overrides: dict[str, str] | None) -> list[str]:
@@ -153,10 +174,12 @@ def _check_args(overrides: dict[str, str] | None) -> list[str]:
     return args
 
 
-def _transfer(args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout,
-              echo) -> FetchResult:
-    proc = popen_git(args, repo=repo, env=source.git_env(), stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL)
+def _transfer(
+    args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout, echo
+) -> FetchResult:
+    proc = popen_git(
+        args, repo=repo, env=source.git_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
     reader = _StderrReader(proc, echo=echo)
     reader.start()
     deadline = time.monotonic() + (timeout or settings.GIT_IMPORT_TIMEOUT)
@@ -176,11 +199,14 @@ def _transfer(args, *, repo, watch, source, on_progress, should_cancel, max_byte
             if should_cancel is not None and should_cancel():
                 raise FetchCancelled
             if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
-                raise FetchFailed(f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an "
-                                  f"import may bring.")
+                raise FetchFailed(
+                    f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
+                )
             if time.monotonic() > deadline:
-                raise FetchFailed(f"Fetching from {source.display_url} took longer than "
-                                  f"{int(timeout or settings.GIT_IMPORT_TIMEOUT)} s.")
+                raise FetchFailed(
+                    f"Fetching from {source.display_url} took longer than "
+                    f"{int(timeout or settings.GIT_IMPORT_TIMEOUT)} s."
+                )
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -192,8 +218,10 @@ def _transfer(args, *, repo, watch, source, on_progress, should_cancel, max_byte
         refused = [m for m in messages if m.refused]
         if refused:
             first = refused[0]
-            raise FetchFailed(f"{source.display_url} has an object the checks refuse: {first.msg_id}: {first.text} "
-                              f"({len(refused)} in all). {objectcheck.explain(first)}")
+            raise FetchFailed(
+                f"{source.display_url} has an object the checks refuse: {first.msg_id}: {first.text} "
+                f"({len(refused)} in all). {objectcheck.explain(first)}"
+            )
         raise FetchFailed(f"Fetching from {source.display_url} failed: {_reason(stderr)}")
     if on_progress is not None and reader.progress != reported:
         on_progress(reader.progress)

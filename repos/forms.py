@@ -49,26 +49,45 @@ class TokenForm(forms.Form):
 class RepositoryForm(forms.Form):
     name = forms.CharField(max_length=300, strip=False)
     description = forms.CharField(max_length=350, required=False)
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC, widget=forms.RadioSelect)
-    default_branch = forms.CharField(max_length=255, initial="main", required=False,
-                                     help_text="When importing, the source's HEAD decides.")
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices, initial=Visibility.PUBLIC, widget=forms.RadioSelect
+    )
+    default_branch = forms.CharField(
+        max_length=255, initial="main", required=False, help_text="When importing, the source's HEAD decides."
+    )
     # Import an existing repository instead of starting empty (repos.import_requests checks the URL).
     import_url = forms.CharField(
-        max_length=2000, required=False, label="Import from URL",
+        max_length=2000,
+        required=False,
+        label="Import from URL",
         help_text="An https://, http:// or git:// URL of an existing repository. Its HEAD, branches and "
-                  "tags are imported; other refs are listed in the report and left out.")
-    import_username = forms.CharField(max_length=200, required=False, label="Username at the source",
-                                      help_text="Only for a private source.")
-    import_password = forms.CharField(max_length=1000, required=False, strip=False, label="Password or token",
-                                      widget=forms.PasswordInput(render_value=False),
-                                      help_text="Used once for this import, never stored.")
-    refs = forms.ChoiceField(choices=RefsMode.choices, initial=RefsMode.DEFAULT, required=False,
-                             label="Refs to import", widget=forms.RadioSelect,
-                             help_text="All refs keeps the other namespaces (refs/pull/...) under "
-                                       "refs/imported/, never advertised. Site staff only.")
+        "tags are imported; other refs are listed in the report and left out.",
+    )
+    import_username = forms.CharField(
+        max_length=200, required=False, label="Username at the source", help_text="Only for a private source."
+    )
+    import_password = forms.CharField(
+        max_length=1000,
+        required=False,
+        strip=False,
+        label="Password or token",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Used once for this import, never stored.",
+    )
+    refs = forms.ChoiceField(
+        choices=RefsMode.choices,
+        initial=RefsMode.DEFAULT,
+        required=False,
+        label="Refs to import",
+        widget=forms.RadioSelect,
+        help_text="All refs keeps the other namespaces (refs/pull/...) under "
+        "refs/imported/, never advertised. Site staff only.",
+    )
     mirror = forms.BooleanField(
-        required=False, label="Keep it in sync (pull mirror)",
-        help_text="The branches and tags then follow the source and cannot be pushed to.")
+        required=False,
+        label="Keep it in sync (pull mirror)",
+        help_text="The branches and tags then follow the source and cannot be pushed to.",
+    )
 
     BASIC = ("name", "description", "visibility", "default_branch")
     IMPORT = ("import_url", "import_username", "import_password", "refs", "mirror")

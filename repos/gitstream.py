@@ -85,8 +85,19 @@ class GitProcessResponse(StreamingHttpResponse):
     commits are listed and its rows written), which used to run after the response ended;
     that is the price of telling the client when its record is delayed."""
 
-    def __init__(self, proc, *, content_type: str, prefix: bytes = b"", feeder=None, on_exit=None,
-                 stderr_file=None, finish_when_abandoned: bool = False, relay=None, before_end=None):
+    def __init__(
+        self,
+        proc,
+        *,
+        content_type: str,
+        prefix: bytes = b"",
+        feeder=None,
+        on_exit=None,
+        stderr_file=None,
+        finish_when_abandoned: bool = False,
+        relay=None,
+        before_end=None,
+    ):
         self._proc = proc
         self._relay = relay
         self._before_end = before_end

@@ -37,11 +37,16 @@ def _credentials(username: str, password: str) -> netguard.Credentials | None:
     username, password = (username or "").strip(), password or ""
     if not username and not password:
         return None
-    if len(username) > 200 or len(password) > 1000 or ":" in username or any(
-        ord(c) < 0x20 or ord(c) == 0x7F for c in username + password
+    if (
+        len(username) > 200
+        or len(password) > 1000
+        or ":" in username
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in username + password)
     ):
-        raise InvalidInput("The source's username or password is not valid.",
-                           fields={"import_username": ["invalid"], "import_password": ["invalid"]})
+        raise InvalidInput(
+            "The source's username or password is not valid.",
+            fields={"import_username": ["invalid"], "import_password": ["invalid"]},
+        )
     return netguard.Credentials(username or DEFAULT_SOURCE_USER, password)
 
 
@@ -65,30 +70,45 @@ def import_request(
     if refs_mode not in RefsMode.values:
         raise InvalidInput("refs is 'default' or 'all'.", fields={"refs": ["invalid"]})
     if refs_mode == RefsMode.ALL and not requester.is_staff:
-        raise Forbidden("Only site staff can import all refs; the default takes HEAD, branches and tags.",
-                        fields={"refs": ["staff_only"]})
+        raise Forbidden(
+            "Only site staff can import all refs; the default takes HEAD, branches and tags.",
+            fields={"refs": ["staff_only"]},
+        )
     credentials = _credentials(username, password)
     _, in_url = netguard.split_credentials((source or "").strip()) if "://" in (source or "") else ("", None)
     if mirror and (credentials or in_url):
-        raise InvalidInput("A pull mirror fetches again every few minutes, and credentials are never "
-                           "stored: mirror a public URL, or import without mirroring.",
-                           fields={"mirror": ["credentials"]})
-    checked = netguard.prepare(source, staff=requester.is_staff, credentials=credentials, probe=False,
-                               allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES)
+        raise InvalidInput(
+            "A pull mirror fetches again every few minutes, and credentials are never "
+            "stored: mirror a public URL, or import without mirroring.",
+            fields={"mirror": ["credentials"]},
+        )
+    checked = netguard.prepare(
+        source,
+        staff=requester.is_staff,
+        credentials=credentials,
+        probe=False,
+        allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES,
+    )
     credentials = credentials or in_url
     repo = None
     try:
         with transaction.atomic():
-            repo = services.repository_create(owner=requester, name=name, description=description,
-                                              visibility=visibility)
+            repo = services.repository_create(
+                owner=requester, name=name, description=description, visibility=visibility
+            )
             imp = RepositoryImport.objects.create(
-                repository=repo, full_name=repo.full_name, requested_by=requester,
-                source_url=checked.display_url, refs_mode=refs_mode, mirror=mirror,
+                repository=repo,
+                full_name=repo.full_name,
+                requested_by=requester,
+                source_url=checked.display_url,
+                refs_mode=refs_mode,
+                mirror=mirror,
             )
             sealed = None
             if credentials is not None:
-                sealed = sealing.seal({"u": credentials.username, "p": credentials.secret},
-                                      purpose=SEAL_PURPOSE)
+                sealed = sealing.seal(
+                    {"u": credentials.username, "p": credentials.secret}, purpose=SEAL_PURPOSE
+                )
             transaction.on_commit(lambda: _enqueue(imp.pk, sealed))
     except BaseException:
         # The row rolled back; the directory repository_create made must follow it.
@@ -109,8 +129,11 @@ def _enqueue(import_id: int, sealed: str | None) -> None:
 
 def import_for(user, import_id: int) -> RepositoryImport | None:
     """The import if `user` may see it: who asked for it, staff, and the repository's admins."""
-    imp = (RepositoryImport.objects.select_related("repository__owner", "requested_by")
-           .filter(pk=import_id).first())
+    imp = (
+        RepositoryImport.objects.select_related("repository__owner", "requested_by")
+        .filter(pk=import_id)
+        .first()
+    )
     if imp is None or user is None or not user.is_authenticated or not user.is_active:
         return None
     if user.is_staff or imp.requested_by_id == user.pk:
@@ -130,9 +153,12 @@ def import_cancel(*, imp: RepositoryImport, actor: User) -> RepositoryImport:
     message = f"Cancelled by {actor.username}."
     idle = Q(state=ImportState.QUEUED) | Q(state=ImportState.RUNNING, heartbeat_at__lt=now - STALE_AFTER)
     repo_id = imp.repository_id
-    ended_here = _remove_repository(repo_id, mark=lambda: RepositoryImport.objects.filter(
-        idle, pk=imp.pk).update(state=ImportState.CANCELLED, message=message, finished_at=now,
-                                cancel_requested=True))
+    ended_here = _remove_repository(
+        repo_id,
+        mark=lambda: RepositoryImport.objects.filter(idle, pk=imp.pk).update(
+            state=ImportState.CANCELLED, message=message, finished_at=now, cancel_requested=True
+        ),
+    )
     if not ended_here and not RepositoryImport.objects.filter(pk=imp.pk, state=ImportState.RUNNING).update(
         cancel_requested=True, message=message
     ):

@@ -30,7 +30,6 @@ from repos.models import ImportState, RefsMode, Repository, RepositoryImport
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class Outcome:
     state: str
@@ -47,19 +46,31 @@ class _ClaimLost(Exception):
 def _claim(import_id: int) -> tuple[RepositoryImport | None, bool, Outcome | None]:
     """(the claimed row, whether it restarts a dead worker's run, or the outcome if not ours)."""
     now = timezone.now()
-    stale = Q(state=ImportState.RUNNING) & (Q(heartbeat_at__lt=now - STALE_AFTER)
-                                            | Q(heartbeat_at__isnull=True))
+    stale = Q(state=ImportState.RUNNING) & (
+        Q(heartbeat_at__lt=now - STALE_AFTER) | Q(heartbeat_at__isnull=True)
+    )
     restarting = RepositoryImport.objects.filter(stale, pk=import_id).exists()
-    fresh = dict(state=ImportState.RUNNING, started_at=now, heartbeat_at=now, phase="Starting", percent=None,
-                 objects_done=0, objects_total=0, bytes_received=0)
+    fresh = dict(
+        state=ImportState.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        phase="Starting",
+        percent=None,
+        objects_done=0,
+        objects_total=0,
+        bytes_received=0,
+    )
     if not RepositoryImport.objects.filter(Q(state=ImportState.QUEUED) | stale, pk=import_id).update(**fresh):
         imp = RepositoryImport.objects.filter(pk=import_id).first()
         if imp is None or not imp.active:
             return None, False, Outcome(imp.state if imp else "gone")
         wait = (imp.heartbeat_at + STALE_AFTER - now).total_seconds() if imp.heartbeat_at else 5
         return None, False, Outcome("busy", retry_in=max(5.0, wait + 1))
-    return RepositoryImport.objects.select_related("repository__owner", "requested_by").get(pk=import_id), \
-        restarting, None
+    return (
+        RepositoryImport.objects.select_related("repository__owner", "requested_by").get(pk=import_id),
+        restarting,
+        None,
+    )
 
 
 class _Tracker:
@@ -86,9 +97,17 @@ class _Tracker:
         """Raises FetchCancelled when a cancel was asked for, _ClaimLost when another run took over."""
         self.written = time.monotonic()
         p = self.progress
-        if self._ours().filter(cancel_requested=False).update(
-            phase=p.phase[:100], percent=p.percent, objects_done=p.done, objects_total=p.total,
-            bytes_received=p.bytes, heartbeat_at=timezone.now(),
+        if (
+            self._ours()
+            .filter(cancel_requested=False)
+            .update(
+                phase=p.phase[:100],
+                percent=p.percent,
+                objects_done=p.done,
+                objects_total=p.total,
+                bytes_received=p.bytes,
+                heartbeat_at=timezone.now(),
+            )
         ):
             return
         if self._ours().exists():
@@ -118,13 +137,16 @@ def run_import(import_id: int, sealed: str | None) -> Outcome:
     except (ServiceError, sealing.SealBroken, GitError) as exc:
         reason = getattr(exc, "message", None) or (
             "The source's credentials could not be opened (the import waited too long, or the server's key "
-            "changed); start the import again." if isinstance(exc, sealing.SealBroken)
-            else f"git failed: {fetching._reason(exc.stderr)}")
+            "changed); start the import again."
+            if isinstance(exc, sealing.SealBroken)
+            else f"git failed: {fetching._reason(exc.stderr)}"
+        )
         return _end(imp, ImportState.FAILED, reason)
     except Exception:
         log.exception("import %s failed", import_id)
-        return _end(imp, ImportState.FAILED,
-                    "The import failed because of an error on our side; try again later.")
+        return _end(
+            imp, ImportState.FAILED, "The import failed because of an error on our side; try again later."
+        )
     if imp.mirror:
         _start_mirror(imp, repo)
     return Outcome(ImportState.DONE)
@@ -144,8 +166,12 @@ def _fetch(imp: RepositoryImport, sealed: str | None, tracker: _Tracker, restart
         raise Forbidden("Only site staff can import all refs.")
     steps = _Steps()
     tracker.phase("Checking the source")
-    source = netguard.prepare(imp.source_url, staff=staff, credentials=credentials,
-                              allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES)
+    source = netguard.prepare(
+        imp.source_url,
+        staff=staff,
+        credentials=credentials,
+        allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES,
+    )
     steps.mark("check")
     tracker.phase("Listing refs")
     remote = fetching.list_remote(source, timeout=importing.LIST_TIMEOUT)
@@ -155,8 +181,12 @@ def _fetch(imp: RepositoryImport, sealed: str | None, tracker: _Tracker, restart
     if restarting:
         _drop_partial_packs(repo.disk_path)
     result = importing.transfer(
-        repo.disk_path, source, plan, overrides=objectcheck.repository_overrides(repo),
-        on_progress=tracker.update, should_cancel=tracker.should_cancel,
+        repo.disk_path,
+        source,
+        plan,
+        overrides=objectcheck.repository_overrides(repo),
+        on_progress=tracker.update,
+        should_cancel=tracker.should_cancel,
         max_bytes=settings.IMPORT_MAX_SIZE,
     )
     steps.mark("transfer")
@@ -167,10 +197,20 @@ def _fetch(imp: RepositoryImport, sealed: str | None, tracker: _Tracker, restart
     tracker.phase("Finishing")
     report = importing.finish(repo, plan, result, source=imp.source_url, pusher=imp.requested_by)
     with transaction.atomic():
-        done = tracker._ours().filter(cancel_requested=False).update(
-            state=ImportState.DONE, report=report.as_dict(), finished_at=timezone.now(), phase="Done",
-            percent=100, message="", objects_done=tracker.progress.done,
-            objects_total=tracker.progress.total, bytes_received=received,
+        done = (
+            tracker._ours()
+            .filter(cancel_requested=False)
+            .update(
+                state=ImportState.DONE,
+                report=report.as_dict(),
+                finished_at=timezone.now(),
+                phase="Done",
+                percent=100,
+                message="",
+                objects_done=tracker.progress.done,
+                objects_total=tracker.progress.total,
+                bytes_received=received,
+            )
         )
         if not done:
             # Cancelled (or taken over) after git finished: the cancel wins, nothing is kept.
@@ -180,8 +220,14 @@ def _fetch(imp: RepositoryImport, sealed: str | None, tracker: _Tracker, restart
         repo_id = repo.pk
         transaction.on_commit(lambda: _repack(repo_id))
     steps.mark("finish")
-    log.info("import %s of %s done: %s, %d objects, %d bytes", imp.pk, imp.source_url, steps,
-             tracker.progress.total, received)
+    log.info(
+        "import %s of %s done: %s, %d objects, %d bytes",
+        imp.pk,
+        imp.source_url,
+        steps,
+        tracker.progress.total,
+        received,
+    )
     return repo
 
 
@@ -238,4 +284,5 @@ def _start_mirror(imp: RepositoryImport, repo: Repository) -> None:
     except (ServiceError, ImportError) as exc:
         reason = getattr(exc, "message", None) or "mirrors are not available"
         RepositoryImport.objects.filter(pk=imp.pk).update(
-            message=f"Imported, but the pull mirror could not be set up: {reason}")
+            message=f"Imported, but the pull mirror could not be set up: {reason}"
+        )

@@ -46,17 +46,17 @@ def namespace_of(ref: str) -> str:
     """`refs/pull/1/head` -> `refs/pull/`; a ref directly under refs/ (`refs/stash`) is its own."""
     if not ref.startswith("refs/"):
         return ref
-    first, sep, _ = ref[len("refs/"):].partition("/")
+    first, sep, _ = ref[len("refs/") :].partition("/")
     return f"refs/{first}/" if sep else ref
 
 
 def _keepable(namespace: str) -> bool:
-    rest = namespace[len("refs/"):].rstrip("/") if namespace.startswith("refs/") else ""
+    rest = namespace[len("refs/") :].rstrip("/") if namespace.startswith("refs/") else ""
     return bool(_COMPONENT.fullmatch(rest)) and ".." not in rest and not rest.endswith(".lock")
 
 
 def _refspec(namespace: str) -> str:
-    rest = namespace[len("refs/"):]
+    rest = namespace[len("refs/") :]
     if namespace.endswith("/"):
         return f"+{namespace}*:{IMPORTED_REFS}{rest}*"
     return f"+{namespace}:{IMPORTED_REFS}{rest}"
@@ -109,7 +109,7 @@ def plan_refs(remote: fetching.RemoteRefs, refs_mode: str, *, display: str) -> R
         if ref == "HEAD":
             continue
         if ref.startswith("refs/heads/"):
-            branches.append(ref[len("refs/heads/"):])
+            branches.append(ref[len("refs/heads/") :])
         elif ref.startswith("refs/tags/"):
             tags += 1
         else:
@@ -125,8 +125,11 @@ def plan_refs(remote: fetching.RemoteRefs, refs_mode: str, *, display: str) -> R
             skipped[namespace] = count
     plan = RefPlan(refspecs, len(branches), tags, imported, skipped, _default_branch(remote.head, branches))
     if plan.count > settings.IMPORT_MAX_REFS:
-        raise ImportFailed(f"{display} has {plan.count:,} refs to import; an import may bring at most "
-                           f"{settings.IMPORT_MAX_REFS:,}.", code="too_many_refs")
+        raise ImportFailed(
+            f"{display} has {plan.count:,} refs to import; an import may bring at most "
+            f"{settings.IMPORT_MAX_REFS:,}.",
+            code="too_many_refs",
+        )
     return plan
 
 
@@ -150,8 +153,12 @@ class ImportReport:
 
     def as_dict(self) -> dict:
         return {
-            "source": self.source, "default_branch": self.default_branch, "heads": self.heads,
-            "tags": self.tags, "imported": _top(self.imported), "skipped": _top(self.skipped),
+            "source": self.source,
+            "default_branch": self.default_branch,
+            "heads": self.heads,
+            "tags": self.tags,
+            "imported": _top(self.imported),
+            "skipped": _top(self.skipped),
             "legacy": {"total": self.legacy_total, "by_check": [list(pair) for pair in self.legacy_by_check]},
         }
 
@@ -160,9 +167,16 @@ class ImportReport:
         if not data:
             return None
         legacy = data.get("legacy") or {}
-        return cls(data.get("source", ""), data.get("default_branch"), data.get("heads", 0),
-                   data.get("tags", 0), dict(data.get("imported") or {}), dict(data.get("skipped") or {}),
-                   legacy.get("total", 0), [(str(k), int(v)) for k, v in legacy.get("by_check") or []])
+        return cls(
+            data.get("source", ""),
+            data.get("default_branch"),
+            data.get("heads", 0),
+            data.get("tags", 0),
+            dict(data.get("imported") or {}),
+            dict(data.get("skipped") or {}),
+            legacy.get("total", 0),
+            [(str(k), int(v)) for k, v in legacy.get("by_check") or []],
+        )
 
     def lines(self) -> list[str]:
         branches = f"{self.heads:,} branch" + ("" if self.heads == 1 else "es")
@@ -170,7 +184,7 @@ class ImportReport:
         head = f"; default branch: {self.default_branch}" if self.default_branch else "; no branches"
         lines = [f"Imported {branches} and {tags} from {self.source}{head}."]
         for namespace, count in _top(self.imported).items():
-            target = IMPORTED_REFS + namespace[len("refs/"):] if namespace.startswith("refs/") else namespace
+            target = IMPORTED_REFS + namespace[len("refs/") :] if namespace.startswith("refs/") else namespace
             noun = "ref" if count == 1 else "refs"
             lines.append(f"Kept {count:,} {noun} under {namespace} as {target} (never advertised).")
         for namespace, count in _top(self.skipped).items():
@@ -190,7 +204,7 @@ def transfer(path: Path, source: netguard.Source, plan: RefPlan, **kwargs) -> fe
     path = Path(path)
     scratch = path.parent / f".import-{path.name}-{time.time_ns()}"
     try:
-        extra = plan.refspecs[len(DEFAULT_REFSPECS):]
+        extra = plan.refspecs[len(DEFAULT_REFSPECS) :]
         result = fetching.clone(scratch, source, extra_refspecs=extra, **kwargs)
         _adopt(scratch, path)
     finally:
@@ -214,8 +228,9 @@ def _adopt(scratch: Path, path: Path) -> None:
         run_git(["update-ref", "--stdin"], repo=path, input=f"start\n{updates}prepare\ncommit\n".encode())
 
 
-def finish(repo: Repository, plan: RefPlan, result: fetching.FetchResult, *, source: str,
-           pusher: User | None = None) -> ImportReport:
+def finish(
+    repo: Repository, plan: RefPlan, result: fetching.FetchResult, *, source: str, pusher: User | None = None
+) -> ImportReport:
     """After a successful fetch: record the refs it created in the pushlog (a push by the
     importer, protocol "import", so bundles, webhooks and the pushlog see it like any ref
     change), record the accepted legacy objects, point HEAD at the source's default branch, and
@@ -228,8 +243,16 @@ def finish(repo: Repository, plan: RefPlan, result: fetching.FetchResult, *, sou
         Repository.objects.filter(pk=repo.pk).update(default_branch=branch)
         repo.default_branch = branch
     legacy = objectcheck_services.legacy_summary(repo)
-    return ImportReport(source, repo.default_branch if plan.heads else None, plan.heads, plan.tags,
-                        dict(plan.imported), dict(plan.skipped), legacy.total, list(legacy.by_check))
+    return ImportReport(
+        source,
+        repo.default_branch if plan.heads else None,
+        plan.heads,
+        plan.tags,
+        dict(plan.imported),
+        dict(plan.skipped),
+        legacy.total,
+        list(legacy.by_check),
+    )
 
 
 def _record_refs(repo: Repository, pusher: User | None) -> None:
@@ -262,8 +285,9 @@ def import_now(
 
     Operators may import local paths, file://, ssh:// and private addresses; the ref selection
     and the object checks are those of every import. git's progress goes to stderr with echo."""
-    services.repository_check(owner=owner, name=name, description=description, visibility=visibility,
-                              default_branch=default_branch)
+    services.repository_check(
+        owner=owner, name=name, description=description, visibility=visibility, default_branch=default_branch
+    )
     checked = netguard.prepare(source, staff=True, allow_private=True)
     remote = fetching.list_remote(checked, timeout=LIST_TIMEOUT)
     plan = plan_refs(remote, refs_mode, display=checked.display_url)
@@ -275,9 +299,14 @@ def import_now(
     # HEAD is born pointing at the default branch (`git init --initial-branch`), so `finish`
     # has nothing to move; the fetch runs before the directory is renamed into place, and a
     # failure leaves neither the row nor the directory.
-    repo = services.repository_create(owner=owner, name=name, description=description, visibility=visibility,
-                                      default_branch=default_branch or plan.default_branch or "main",
-                                      populate=populate)
+    repo = services.repository_create(
+        owner=owner,
+        name=name,
+        description=description,
+        visibility=visibility,
+        default_branch=default_branch or plan.default_branch or "main",
+        populate=populate,
+    )
     if default_branch:
         plan = RefPlan(plan.refspecs, plan.heads, plan.tags, plan.imported, plan.skipped, default_branch)
     report = finish(repo, plan, fetched[0], source=checked.display_url, pusher=owner)

@@ -126,12 +126,16 @@ def repository_move(
         return repo
     taken = Repository.objects.filter(owner=new_owner, name__iexact=new_name).exclude(pk=repo.pk)
     if taken.exists():
-        raise Conflict(f"{new_owner.username}/{new_name} already exists.", code="name_taken", fields={"name": ["taken"]})
+        raise Conflict(
+            f"{new_owner.username}/{new_name} already exists.", code="name_taken", fields={"name": ["taken"]}
+        )
     old_owner, old_owner_name, old_name = repo.owner, repo.owner.username, repo.name
     try:
         with transaction.atomic():
             # The repository now answers at its new name itself; a redirect there is stale.
-            RepositoryRedirect.objects.filter(owner_name__iexact=new_owner.username, name__iexact=new_name).delete()
+            RepositoryRedirect.objects.filter(
+                owner_name__iexact=new_owner.username, name__iexact=new_name
+            ).delete()
             if (old_owner_name.lower(), old_name.lower()) != (new_owner.username.lower(), new_name.lower()):
                 RepositoryRedirect.objects.filter(
                     owner_name__iexact=old_owner_name, name__iexact=old_name
@@ -142,10 +146,17 @@ def repository_move(
             repo.save(update_fields=["owner", "name", "updated_at"])
             if transfer:
                 Membership.objects.filter(repository=repo, user=new_owner).delete()
-                Membership.objects.update_or_create(repository=repo, user=old_owner, defaults={"role": Role.ADMIN})
+                Membership.objects.update_or_create(
+                    repository=repo, user=old_owner, defaults={"role": Role.ADMIN}
+                )
     except IntegrityError:
         raise Conflict(f"{new_owner.username}/{new_name} already exists.", code="name_taken") from None
-    log.info("repository %s moved from %s/%s to %s by %s", repo.pk, old_owner_name, old_name, repo.full_name,
-             acting_user)
+    log.info(
+        "repository %s moved from %s/%s to %s by %s",
+        repo.pk,
+        old_owner_name,
+        old_name,
+        repo.full_name,
+        acting_user,
+    )
     return repo
-

@@ -72,16 +72,17 @@ def repositories_due_for_maintenance():
     """Repositories with pushes since their last run, or never maintained, or not for a while."""
     cutoff = timezone.now() - settings.MAINTENANCE_INTERVAL
     return Repository.objects.filter(maintenance_claimed_at__isnull=True, deleted_at__isnull=True).filter(
-        Q(last_maintained_at__isnull=True)
-        | Q(pushes_since_maintenance__gt=0, last_maintained_at__lt=cutoff)
+        Q(last_maintained_at__isnull=True) | Q(pushes_since_maintenance__gt=0, last_maintained_at__lt=cutoff)
     )
-
 
 
 def pack_stats(path) -> tuple[int, int]:
     """(packed objects, pack bytes) from `count-objects -v`: no object is read."""
-    fields = dict(line.split(": ", 1) for line in run_git(["count-objects", "-v"], repo=path).text.splitlines()
-                  if ": " in line)
+    fields = dict(
+        line.split(": ", 1)
+        for line in run_git(["count-objects", "-v"], repo=path).text.splitlines()
+        if ": " in line
+    )
     return int(fields.get("in-pack", "0") or 0), int(fields.get("size-pack", "0") or 0) * 1024
 
 
@@ -109,12 +110,29 @@ FRESH_MIN_OBJECTS = 1000
 
 
 def _repack_fresh(repo: Repository, path) -> None:
-    run_git(["repack", "-a", "-d", "-f", "-b", "--cruft", "--quiet", f"--window={settings.REPACK_WINDOW}",
-             f"--depth={settings.REPACK_DEPTH}"], repo=path, timeout=settings.GIT_IMPORT_TIMEOUT)
-    run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path,
-            timeout=settings.GIT_IMPORT_TIMEOUT)
+    run_git(
+        [
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "-b",
+            "--cruft",
+            "--quiet",
+            f"--window={settings.REPACK_WINDOW}",
+            f"--depth={settings.REPACK_DEPTH}",
+        ],
+        repo=path,
+        timeout=settings.GIT_IMPORT_TIMEOUT,
+    )
+    run_git(
+        ["commit-graph", "write", "--reachable", "--changed-paths"],
+        repo=path,
+        timeout=settings.GIT_IMPORT_TIMEOUT,
+    )
     Repository.objects.filter(pk=repo.pk).update(
-        fresh_packed_at=timezone.now(), fresh_bytes_per_object=bytes_per_object(path),
+        fresh_packed_at=timezone.now(),
+        fresh_bytes_per_object=bytes_per_object(path),
         last_maintained_at=timezone.now(),
     )
 
@@ -125,4 +143,3 @@ def repack_fresh(repo: Repository) -> None:
     path = repo.disk_path
     with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_IMPORT_TIMEOUT):
         _repack_fresh(repo, path)
-

@@ -61,8 +61,10 @@ def ref_updates(before: dict[str, str], after: dict[str, str]) -> list[pushes.Up
     """What moved, branches first, each kind by name."""
     any_oid = next(iter(after.values()), None) or next(iter(before.values()), "0" * 40)
     zero = "0" * len(any_oid)  # 40, or 64 in a SHA-256 repository
-    changed = sorted((ref for ref in before.keys() | after.keys() if before.get(ref) != after.get(ref)),
-                     key=lambda ref: (not ref.startswith(HEADS), ref))
+    changed = sorted(
+        (ref for ref in before.keys() | after.keys() if before.get(ref) != after.get(ref)),
+        key=lambda ref: (not ref.startswith(HEADS), ref),
+    )
     return [pushes.Update(before.get(ref, zero), after.get(ref, zero), ref) for ref in changed]
 
 
@@ -75,24 +77,35 @@ def fetch_and_record(mirror: Mirror, source: netguard.Source) -> Synced:
     if not any(ref.startswith(HEADS) for ref in wanted):
         # An upstream emptied by accident (or a server answering with nothing) would otherwise
         # prune every branch here: a mirror never deletes because something went wrong.
-        raise FetchFailed(f"{source.display_url} lists no branches; refusing to delete every branch of the "
-                          f"mirror. Check the URL, or stop mirroring to keep this repository as it is.")
+        raise FetchFailed(
+            f"{source.display_url} lists no branches; refusing to delete every branch of the "
+            f"mirror. Check the URL, or stop mirroring to keep this repository as it is."
+        )
     if len(wanted) > settings.IMPORT_MAX_REFS:
-        raise FetchFailed(f"{source.display_url} has {len(wanted):,} branches and tags, more than the "
-                          f"{settings.IMPORT_MAX_REFS:,} a repository here may take.")
+        raise FetchFailed(
+            f"{source.display_url} has {len(wanted):,} branches and tags, more than the "
+            f"{settings.IMPORT_MAX_REFS:,} a repository here may take."
+        )
     path = repo.disk_path
     counter = _ObjectCounter()
     with repository_lock(repo.pk, purpose="mirror sync", timeout=LOCK_TIMEOUT):
         before = canonical_refs(path)
-        result = fetching.fetch(path, source, REFSPECS, overrides=objectcheck.repository_overrides(repo),
-                                on_progress=counter, max_bytes=settings.IMPORT_MAX_SIZE,
-                                timeout=settings.GIT_IMPORT_TIMEOUT)
+        result = fetching.fetch(
+            path,
+            source,
+            REFSPECS,
+            overrides=objectcheck.repository_overrides(repo),
+            on_progress=counter,
+            max_bytes=settings.IMPORT_MAX_SIZE,
+            timeout=settings.GIT_IMPORT_TIMEOUT,
+        )
         # Pruned against the listing checked above, not by `fetch --prune`: an upstream that
         # emptied between the listing and the fetch must not empty the mirror.
         _prune(path, canonical_refs(path), set(wanted))
         after = canonical_refs(path)
-        push = pushes.push_record(repo=repo, pusher=None, pusher_name=PUSHER, protocol="mirror",
-                                  updates=ref_updates(before, after))
+        push = pushes.push_record(
+            repo=repo, pusher=None, pusher_name=PUSHER, protocol="mirror", updates=ref_updates(before, after)
+        )
     # The refs moved and the push is recorded: what follows must not turn the sync into a failure.
     try:
         objectcheck_services.record_legacy(repo, result.messages, source="mirror")
@@ -108,7 +121,9 @@ def _prune(path: Path, refs: dict[str, str], listed: set[str]) -> None:
     stale = sorted(ref for ref in refs if ref not in listed)
     if stale:
         commands = "".join(f"delete {ref} {refs[ref]}\n" for ref in stale)
-        run_git(["update-ref", "--no-deref", "--stdin"], repo=path, input=f"start\n{commands}commit\n".encode())
+        run_git(
+            ["update-ref", "--no-deref", "--stdin"], repo=path, input=f"start\n{commands}commit\n".encode()
+        )
 
 
 def _follow_default_branch(repo: Repository, upstream_head: str | None, refs: dict[str, str]) -> None:

@@ -71,12 +71,16 @@ def check_url(url: str, *, actor, probe: bool = False) -> netguard.Source:
         except ValueError:
             credentials = None  # prepare() says what is wrong with it
         if credentials is not None:
-            raise InvalidInput("A mirror cannot keep credentials: give a URL anyone may fetch, without "
-                               "user name or password.", code="source_refused",
-                               fields={"url": ["credentials"]})
+            raise InvalidInput(
+                "A mirror cannot keep credentials: give a URL anyone may fetch, without "
+                "user name or password.",
+                code="source_refused",
+                fields={"url": ["credentials"]},
+            )
     try:
-        return netguard.prepare(url, staff=_is_staff(actor), probe=probe,
-                                allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES)
+        return netguard.prepare(
+            url, staff=_is_staff(actor), probe=probe, allow_private=settings.IMPORT_ALLOW_PRIVATE_SOURCES
+        )
     except netguard.SourceRefused as exc:
         raise netguard.SourceRefused(exc.message, fields={"url": ["refused"]}) from None
 
@@ -86,14 +90,18 @@ def check_interval(value) -> int:
     if value is None or value == "":
         return max(settings.MIRROR_INTERVAL_MINUTES, settings.MIRROR_MIN_INTERVAL_MINUTES)
     minimum = settings.MIRROR_MIN_INTERVAL_MINUTES
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit()
-                                                                  and len(value) <= 7)):
-        raise InvalidInput("The interval is a whole number of minutes.",
-                           fields={"interval_minutes": ["invalid"]})
+    if isinstance(value, bool) or not (
+        isinstance(value, int) or (isinstance(value, str) and value.isdigit() and len(value) <= 7)
+    ):
+        raise InvalidInput(
+            "The interval is a whole number of minutes.", fields={"interval_minutes": ["invalid"]}
+        )
     minutes = int(value)
     if not minimum <= minutes <= MAX_INTERVAL_MINUTES:
-        raise InvalidInput(f"The interval is from {minimum} to {MAX_INTERVAL_MINUTES} minutes (a week).",
-                           fields={"interval_minutes": ["out_of_range"]})
+        raise InvalidInput(
+            f"The interval is from {minimum} to {MAX_INTERVAL_MINUTES} minutes (a week).",
+            fields={"interval_minutes": ["out_of_range"]},
+        )
     return minutes
 
 
@@ -118,19 +126,27 @@ def mirror_create(*, repo: Repository, url: str, created_by, interval_minutes=No
     source = check_url(url, actor=created_by)
     interval = check_interval(interval_minutes)
     if Mirror.objects.filter(repository=repo).exists():
-        raise Conflict(f"{repo.full_name} already mirrors an upstream; change or stop that mirror first.",
-                       code="already_mirror")
+        raise Conflict(
+            f"{repo.full_name} already mirrors an upstream; change or stop that mirror first.",
+            code="already_mirror",
+        )
     try:
         with transaction.atomic():
-            return Mirror.objects.create(repository=repo, url=source.display_url, interval_minutes=interval,
-                                         created_by=created_by, next_sync_at=timezone.now())
+            return Mirror.objects.create(
+                repository=repo,
+                url=source.display_url,
+                interval_minutes=interval,
+                created_by=created_by,
+                next_sync_at=timezone.now(),
+            )
     except IntegrityError:  # a concurrent request set one up first
         raise Conflict(f"{repo.full_name} already mirrors an upstream.", code="already_mirror") from None
 
 
 @transaction.atomic
-def mirror_update(*, mirror: Mirror, actor, url: str | None = None, interval_minutes=None,
-                  enabled: bool | None = None) -> Mirror:
+def mirror_update(
+    *, mirror: Mirror, actor, url: str | None = None, interval_minutes=None, enabled: bool | None = None
+) -> Mirror:
     """Change the upstream, the interval, or pause (enabled=False: no syncs, and the branches
     accept pushes again) and resume (a sync is due at once)."""
     _require_admin(actor, mirror.repository)
@@ -139,8 +155,9 @@ def mirror_update(*, mirror: Mirror, actor, url: str | None = None, interval_min
     if url is not None and url.strip() != mirror.url:
         source = check_url(url, actor=actor)
         # A new upstream starts afresh; whoever set it is whose rights the sync checks it with.
-        changes.update(url=source.display_url, created_by=actor, consecutive_failures=0, last_error="",
-                       next_sync_at=now)
+        changes.update(
+            url=source.display_url, created_by=actor, consecutive_failures=0, last_error="", next_sync_at=now
+        )
     if interval_minutes is not None and interval_minutes != "":
         interval = check_interval(interval_minutes)
         changes["interval_minutes"] = interval
@@ -170,7 +187,7 @@ def syncing(mirror: Mirror, now: datetime | None = None) -> bool:
 
 
 def mirror_sync_request(*, mirror: Mirror, actor) -> None:
-    """"Sync now": enqueue a sync once this transaction commits."""
+    """ "Sync now": enqueue a sync once this transaction commits."""
     from repos import tasks
 
     _require_admin(actor, mirror.repository)
@@ -190,8 +207,9 @@ def mirrors_due(now: datetime | None = None):
     """Enabled mirrors of live repositories whose next sync is due and that no sync holds."""
     now = now or timezone.now()
     stale = now - settings.MIRROR_STALE_CLAIM
-    return (Mirror.objects.filter(enabled=True, next_sync_at__lte=now, repository__deleted_at__isnull=True)
-            .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)))
+    return Mirror.objects.filter(
+        enabled=True, next_sync_at__lte=now, repository__deleted_at__isnull=True
+    ).filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
 
 
 def schedule_due(now: datetime | None = None, limit: int = 1000) -> list[int]:
@@ -204,7 +222,8 @@ def schedule_due(now: datetime | None = None, limit: int = 1000) -> list[int]:
     rows = mirrors_due(now).order_by("next_sync_at").values_list("pk", "next_sync_at", "interval_minutes")
     for pk, due, interval in rows[:limit]:
         moved = Mirror.objects.filter(pk=pk, next_sync_at=due).update(
-            next_sync_at=now + timedelta(minutes=interval))
+            next_sync_at=now + timedelta(minutes=interval)
+        )
         if moved:
             taken.append(pk)
     return taken
@@ -262,14 +281,22 @@ def _claim(mirror_id: int, now: datetime) -> bool:
     MIRROR_STALE_CLAIM belongs to a sync that died and is taken over. The release matches on
     this claim's time, so a sync that outlived its claim cannot free its successor's."""
     stale = now - settings.MIRROR_STALE_CLAIM
-    return Mirror.objects.filter(pk=mirror_id, enabled=True).filter(
-        Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)).update(claimed_at=now) == 1
+    return (
+        Mirror.objects.filter(pk=mirror_id, enabled=True)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
+        .update(claimed_at=now)
+        == 1
+    )
 
 
 def _record_success(mirror: Mirror, now: datetime) -> None:
     Mirror.objects.filter(pk=mirror.pk).update(
-        last_sync_at=now, last_success_at=now, consecutive_failures=0, last_error="",
-        next_sync_at=now + timedelta(minutes=mirror.interval_minutes))
+        last_sync_at=now,
+        last_success_at=now,
+        consecutive_failures=0,
+        last_error="",
+        next_sync_at=now + timedelta(minutes=mirror.interval_minutes),
+    )
     if mirror.consecutive_failures:
         _announce(mirror, failing=False)
 
@@ -277,13 +304,19 @@ def _record_success(mirror: Mirror, now: datetime) -> None:
 def _record_failure(mirror: Mirror, now: datetime, error: str) -> None:
     failures = mirror.consecutive_failures + 1
     Mirror.objects.filter(pk=mirror.pk).update(
-        last_sync_at=now, last_error=error[:2000], consecutive_failures=failures,
-        next_sync_at=now + backoff(mirror.interval_minutes, failures))
+        last_sync_at=now,
+        last_error=error[:2000],
+        consecutive_failures=failures,
+        next_sync_at=now + backoff(mirror.interval_minutes, failures),
+    )
     if failures == 1:  # the first of a streak; the page shows the rest
         _announce(mirror, failing=True, error=error)
 
 
 def _announce(mirror: Mirror, *, failing: bool, error: str = "") -> None:
     repo_id = mirror.repository_id
-    transaction.on_commit(lambda: signals.mirror_status_changed.send(
-        sender=Mirror, repository_id=repo_id, failing=failing, error=error))
+    transaction.on_commit(
+        lambda: signals.mirror_status_changed.send(
+            sender=Mirror, repository_id=repo_id, failing=failing, error=error
+        )
+    )

@@ -15,11 +15,53 @@ from django.core.exceptions import ValidationError
 # First path segments the site itself uses, plus names that would confuse people or tools.
 RESERVED_NAMES = frozenset(
     {
-        "-", "about", "account", "accounts", "admin", "api", "assets", "bundles", "dashboard",
-        "explore", "favicon.ico", "git", "health", "help", "healthz", "hooks", "imports", "info", "login",
-        "logout", "media", "mirror", "moderation", "new", "notifications", "objects", "org", "orgs", "raw", "refs",
-        "repos", "robots.txt", "root", "search", "settings", "signup", "site", "static",
-        "staff", "system", "user", "users", "www", ".well-known", "head", "none", "null",
+        "-",
+        "about",
+        "account",
+        "accounts",
+        "admin",
+        "api",
+        "assets",
+        "bundles",
+        "dashboard",
+        "explore",
+        "favicon.ico",
+        "git",
+        "health",
+        "help",
+        "healthz",
+        "hooks",
+        "imports",
+        "info",
+        "login",
+        "logout",
+        "media",
+        "mirror",
+        "moderation",
+        "new",
+        "notifications",
+        "objects",
+        "org",
+        "orgs",
+        "raw",
+        "refs",
+        "repos",
+        "robots.txt",
+        "root",
+        "search",
+        "settings",
+        "signup",
+        "site",
+        "static",
+        "staff",
+        "system",
+        "user",
+        "users",
+        "www",
+        ".well-known",
+        "head",
+        "none",
+        "null",
     }
 )
 
@@ -56,12 +98,13 @@ def validate_repo_name(value: str) -> None:
         raise ValidationError(f"Repository names are at most {REPO_NAME_MAX} characters.", code="too_long")
     if not _REPO_NAME_RE.fullmatch(value):
         raise ValidationError(
-            "Repository names use ASCII letters, digits, '.', '-' and '_', and do not start with "
-            "'.' or '-'.",
+            "Repository names use ASCII letters, digits, '.', '-' and '_', and do not start with '.' or '-'.",
             code="invalid",
         )
     lowered = value.lower()
     if lowered.endswith(".git") or ".." in value or lowered.endswith(".lock"):
-        raise ValidationError("Repository names may not contain '..' or end in '.git' or '.lock'.", code="invalid")
+        raise ValidationError(
+            "Repository names may not contain '..' or end in '.git' or '.lock'.", code="invalid"
+        )
     if lowered in RESERVED_NAMES or lowered.split(".")[0] in {"con", "nul", "aux", "prn"}:
         raise ValidationError(f"'{value}' is reserved.", code="reserved")

@@ -75,7 +75,9 @@ def refuse(message: str) -> SourceRefused:
     return SourceRefused(message, fields={"import_url": ["refused"]})
 
 
-def public_addresses(host: str, port: int, *, allow_private: bool, resolve: Resolver | None = None) -> list[str]:
+def public_addresses(
+    host: str, port: int, *, allow_private: bool, resolve: Resolver | None = None
+) -> list[str]:
     """The addresses `host` resolves to; SourceRefused if any is not public (unless allowed)."""
     resolve = resolve or socket.getaddrinfo
     try:
@@ -86,8 +88,9 @@ def public_addresses(host: str, port: int, *, allow_private: bool, resolve: Reso
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
         if not allow_private and not address.is_global:
-            raise refuse(f"{host} resolves to a non-public address ({address}); only public hosts can be "
-                         f"fetched from.")
+            raise refuse(
+                f"{host} resolves to a non-public address ({address}); only public hosts can be fetched from."
+            )
         if str(address) not in addresses:
             addresses.append(str(address))
     if not addresses:
@@ -108,9 +111,15 @@ def split_credentials(url: str) -> tuple[str, Credentials | None]:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), creds
 
 
-def prepare(source: str, *, staff: bool = False, allow_private: bool = False,
-            credentials: Credentials | None = None, resolve: Resolver | None = None,
-            probe: bool = True) -> Source:
+def prepare(
+    source: str,
+    *,
+    staff: bool = False,
+    allow_private: bool = False,
+    credentials: Credentials | None = None,
+    resolve: Resolver | None = None,
+    probe: bool = True,
+) -> Source:
     """Check a source the user gave and return how git may fetch it; SourceRefused says why not.
 
     `staff` also allows local paths, file:// and ssh:// (operators importing what is on the
@@ -152,18 +161,25 @@ def prepare(source: str, *, staff: bool = False, allow_private: bool = False,
         url, addresses, credentials = _follow_redirects(url, addresses, credentials, allow_private, resolve)
     final = urlsplit(url)
     final_host, final_port = final.hostname or "", final.port or DEFAULT_PORTS[final.scheme]
-    config = (("http.curloptResolve", f"{final_host}:{final_port}:{','.join(_bracket(a) for a in addresses)}"),
-              ("http.followRedirects", "false"))
+    config = (
+        ("http.curloptResolve", f"{final_host}:{final_port}:{','.join(_bracket(a) for a in addresses)}"),
+        ("http.followRedirects", "false"),
+    )
     secret_env = {}
     if credentials is not None:
-        secret_env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.{url}.extraHeader",
-                      "GIT_CONFIG_VALUE_0": f"Authorization: {credentials.basic()}"}
+        secret_env = {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": f"http.{url}.extraHeader",
+            "GIT_CONFIG_VALUE_0": f"Authorization: {credentials.basic()}",
+        }
     return Source(url, url, config, protocols="https:http", secret_env=secret_env)
 
 
 def _local(path: str, *, staff: bool) -> Source:
     if not staff:
-        raise refuse("Give an https://, http:// or git:// URL; local paths can be imported by site staff only.")
+        raise refuse(
+            "Give an https://, http:// or git:// URL; local paths can be imported by site staff only."
+        )
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
         raise refuse(f"{path!r} is neither a URL nor an existing path.")
@@ -243,17 +259,22 @@ def _follow_redirects(url, addresses, credentials, allow_private, resolve):
                 raise refuse("The source redirects to an invalid URL.")
             if target_parts.hostname != origin:
                 credentials = None
-            addresses = public_addresses(target_parts.hostname or "", target_parts.port or
-                                         DEFAULT_PORTS[target_parts.scheme], allow_private=allow_private,
-                                         resolve=resolve)
+            addresses = public_addresses(
+                target_parts.hostname or "",
+                target_parts.port or DEFAULT_PORTS[target_parts.scheme],
+                allow_private=allow_private,
+                resolve=resolve,
+            )
             continue
         if status == 401:
-            raise refuse("The source needs credentials." if credentials is None
-                         else "The source refused the credentials.")
+            raise refuse(
+                "The source needs credentials."
+                if credentials is None
+                else "The source refused the credentials."
+            )
         if status in (403, 404):
             raise refuse(f"No repository at {url} (HTTP {status}).")
         if status >= 400:
             raise refuse(f"The source answered HTTP {status}.")
         return url, addresses, credentials
     raise refuse(f"The source redirects more than {MAX_REDIRECTS} times.")
-

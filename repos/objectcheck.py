@@ -37,18 +37,28 @@ UNRELEASED = (99, 0, 0)
 
 _IDENT = "legacy author/committer formatting from old tools; git log shows it as written"
 _TAG = "legacy tag formatting from old tools; the tag still points where it says"
-_PATH = ("a checkout would write outside the working tree or into .git "
-         "(CVE-2014-9390, CVE-2019-1353 class); remove the path from every commit that has it "
-         "(git filter-repo --path <path> --invert-paths) and push the rewritten history")
-_MODULES = ("a hostile .gitmodules can make `git clone --recurse-submodules` run commands "
-            "(CVE-2018-11235, CVE-2018-17456); fix or drop the .gitmodules entry in every commit "
-            "that has it (git filter-repo) and push again")
-_ATTRS = ("a hostile .gitattributes can overflow git's attribute parser (CVE-2022-23521); fix or "
-          "drop it in every commit that has it (git filter-repo) and push again")
-_BROKEN = ("the object cannot be parsed reliably (a broken tool or corruption); rewrite the history "
-           "that contains it (git fast-export | git fast-import into a new repository) and push again")
-_TREE = ("git and other clients read such a tree inconsistently; rewrite the commits that contain it "
-         "(git filter-repo) and push again")
+_PATH = (
+    "a checkout would write outside the working tree or into .git "
+    "(CVE-2014-9390, CVE-2019-1353 class); remove the path from every commit that has it "
+    "(git filter-repo --path <path> --invert-paths) and push the rewritten history"
+)
+_MODULES = (
+    "a hostile .gitmodules can make `git clone --recurse-submodules` run commands "
+    "(CVE-2018-11235, CVE-2018-17456); fix or drop the .gitmodules entry in every commit "
+    "that has it (git filter-repo) and push again"
+)
+_ATTRS = (
+    "a hostile .gitattributes can overflow git's attribute parser (CVE-2022-23521); fix or "
+    "drop it in every commit that has it (git filter-repo) and push again"
+)
+_BROKEN = (
+    "the object cannot be parsed reliably (a broken tool or corruption); rewrite the history "
+    "that contains it (git fast-export | git fast-import into a new repository) and push again"
+)
+_TREE = (
+    "git and other clients read such a tree inconsistently; rewrite the commits that contain it "
+    "(git filter-repo) and push again"
+)
 
 
 @dataclass(frozen=True)
@@ -88,17 +98,30 @@ CHECKS: tuple[Check, ...] = (
     _a("nulInCommit", "a NUL byte in a commit message body (old conversion tools); headers are intact"),
     _a("zeroPaddedFilemode", "tree modes written as 040000 by git before 1.5 and other early tools"),
     _a("badFilemode", "tree modes such as 100664 from early git; clients treat them as regular files"),
-    _a("nullSha1", "a tree entry (usually a submodule) naming the null id, from old tools; the "
-                   "connectivity check still refuses any object that is really missing"),
+    _a(
+        "nullSha1",
+        "a tree entry (usually a submodule) naming the null id, from old tools; the "
+        "connectivity check still refuses any object that is really missing",
+    ),
     _a("missingTaggerEntry", _TAG + " (git's own early tags have no tagger)"),
     _a("badTagName", _TAG),
     _a("extraHeaderEntry", _TAG),
-    _a("gitmodulesParse", ".gitmodules that git cannot parse is ignored by clients; the security "
-                          "checks refuse any .gitmodules that parses to something dangerous"),
-    _a("gitignoreSymlink", "clients never follow a symlinked .gitignore (git 2.32+), and what it "
-                           "would read only decides which files are ignored", since=(2, 32, 0)),
-    _a("mailmapSymlink", "clients never follow a symlinked .mailmap (git 2.32+); it only maps names",
-       since=(2, 32, 0)),
+    _a(
+        "gitmodulesParse",
+        ".gitmodules that git cannot parse is ignored by clients; the security "
+        "checks refuse any .gitmodules that parses to something dangerous",
+    ),
+    _a(
+        "gitignoreSymlink",
+        "clients never follow a symlinked .gitignore (git 2.32+), and what it "
+        "would read only decides which files are ignored",
+        since=(2, 32, 0),
+    ),
+    _a(
+        "mailmapSymlink",
+        "clients never follow a symlinked .mailmap (git 2.32+); it only maps names",
+        since=(2, 32, 0),
+    ),
     # Refused: paths that hurt a checkout.
     _r("hasDot", _PATH),
     _r("hasDotdot", _PATH),
@@ -124,8 +147,11 @@ CHECKS: tuple[Check, ...] = (
     _r("gitattributesLarge", _ATTRS, since=(2, 39, 1)),
     _r("gitattributesLineLength", _ATTRS, since=(2, 39, 1)),
     _r("gitattributesMissing", _ATTRS, since=(2, 39, 1)),
-    _r("gitattributesSymlink", "a symlinked .gitattributes was followed out of the checkout by git "
-                               "before 2.32; " + _ATTRS, since=(2, 32, 0)),
+    _r(
+        "gitattributesSymlink",
+        "a symlinked .gitattributes was followed out of the checkout by git before 2.32; " + _ATTRS,
+        since=(2, 32, 0),
+    ),
     # Refused: trees clients read inconsistently.
     _r("duplicateEntries", _TREE),
     _r("treeNotSorted", _TREE),
@@ -193,8 +219,8 @@ def repository_overrides(repo) -> dict[str, str]:
     from repos.models import ObjectCheckOverride
 
     latest: dict[str, str] = {}
-    for msg_id, severity in ObjectCheckOverride.objects.filter(repository=repo).order_by("id").values_list(
-        "msg_id", "severity"
+    for msg_id, severity in (
+        ObjectCheckOverride.objects.filter(repository=repo).order_by("id").values_list("msg_id", "severity")
     ):
         latest[msg_id] = severity
     return {msg_id: severity for msg_id, severity in latest.items() if severity}
@@ -249,5 +275,7 @@ def explain(message: FsckMessage) -> str:
         why = f"this repository's object checks were set to refuse it ({check.why})"
     else:
         why = check.why
-    return (f"object {message.oid} refused by the {message.msg_id} check: {why}. If this history must "
-            f"be hosted as it is, ask the site's staff to allow {message.msg_id} for this repository.")
+    return (
+        f"object {message.oid} refused by the {message.msg_id} check: {why}. If this history must "
+        f"be hosted as it is, ask the site's staff to allow {message.msg_id} for this repository."
+    )

@@ -25,11 +25,17 @@ def record_legacy(repo: Repository, messages: list[objectcheck.FsckMessage], *, 
     if not wanted:
         return 0
     oids = sorted({oid for oid, _ in wanted})[:MAX_RECORDED]
-    out = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], repo=repo.disk_path,
-                  input="".join(f"{oid}\n" for oid in oids).encode()).text
+    out = run_git(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        repo=repo.disk_path,
+        input="".join(f"{oid}\n" for oid in oids).encode(),
+    ).text
     present = {line.split(" ", 1)[0] for line in out.splitlines() if not line.endswith(" missing")}
-    rows = [LegacyObject(repository=repo, oid=oid, msg_id=msg_id, source=source)
-            for oid, msg_id in sorted(wanted) if oid in present]
+    rows = [
+        LegacyObject(repository=repo, oid=oid, msg_id=msg_id, source=source)
+        for oid, msg_id in sorted(wanted)
+        if oid in present
+    ]
     before = LegacyObject.objects.filter(repository=repo).count()
     LegacyObject.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
     return LegacyObject.objects.filter(repository=repo).count() - before
@@ -61,8 +67,14 @@ def legacy_summary(repo: Repository) -> LegacySummary:
 
 def legacy_examples(repo: Repository, msg_ids, *, per_check: int = 3) -> dict[str, list[str]]:
     """A few object ids (the first recorded) for each of these message ids."""
-    return {msg_id: list(LegacyObject.objects.filter(repository=repo, msg_id=msg_id).order_by("id")
-                         .values_list("oid", flat=True)[:per_check]) for msg_id in msg_ids}
+    return {
+        msg_id: list(
+            LegacyObject.objects.filter(repository=repo, msg_id=msg_id)
+            .order_by("id")
+            .values_list("oid", flat=True)[:per_check]
+        )
+        for msg_id in msg_ids
+    }
 
 
 @transaction.atomic
@@ -77,15 +89,19 @@ def override_set(*, repo: Repository, msg_id: str, severity: str, actor, reason:
         raise InvalidInput(f"The installed git does not know {check.msg_id}.", fields={"msg_id": ["unknown"]})
     severity = (severity or "").strip()
     if severity and severity not in objectcheck.SEVERITIES:
-        raise InvalidInput("Severity is error, warn, ignore, or empty for the default.",
-                           fields={"severity": ["invalid"]})
+        raise InvalidInput(
+            "Severity is error, warn, ignore, or empty for the default.", fields={"severity": ["invalid"]}
+        )
     if severity and severity != "error" and check.msg_id.lower() in objectcheck.FATAL:
-        raise InvalidInput(f"git cannot accept objects that fail {check.msg_id}.", fields={"severity": ["fatal"]})
+        raise InvalidInput(
+            f"git cannot accept objects that fail {check.msg_id}.", fields={"severity": ["fatal"]}
+        )
     reason = (reason or "").strip()
     if not reason or len(reason) > 2000:
         raise InvalidInput("Say why (at most 2000 characters).", fields={"reason": ["required"]})
-    return ObjectCheckOverride.objects.create(repository=repo, msg_id=check.msg_id, severity=severity,
-                                              actor=actor, reason=reason)
+    return ObjectCheckOverride.objects.create(
+        repository=repo, msg_id=check.msg_id, severity=severity, actor=actor, reason=reason
+    )
 
 
 def overrides_history(repo: Repository):
@@ -107,14 +123,23 @@ def may_view(user, repo: Repository) -> bool:
 def checks_in_force(repo: Repository) -> list[dict]:
     """Every check the installed git knows, with the severity in force for this repository."""
     in_force = objectcheck.severities(objectcheck.repository_overrides(repo))
-    return [{"msg_id": check.msg_id, "decision": check.decision, "default": check.severity,
-             "severity": in_force[check.msg_id], "overridden": in_force[check.msg_id] != check.severity,
-             "why": check.why} for check in objectcheck.known_checks()]
+    return [
+        {
+            "msg_id": check.msg_id,
+            "decision": check.decision,
+            "default": check.severity,
+            "severity": in_force[check.msg_id],
+            "overridden": in_force[check.msg_id] != check.severity,
+            "why": check.why,
+        }
+        for check in objectcheck.known_checks()
+    ]
 
 
 def legacy_report(repo: Repository) -> tuple[LegacySummary, list[dict]]:
     """The summary, and per check its count and a few example object ids."""
     summary = legacy_summary(repo)
     examples = legacy_examples(repo, [msg_id for msg_id, _ in summary.by_check])
-    return summary, [{"msg_id": msg_id, "count": count, "examples": examples[msg_id]}
-                     for msg_id, count in summary.by_check]
+    return summary, [
+        {"msg_id": msg_id, "count": count, "examples": examples[msg_id]} for msg_id, count in summary.by_check
+    ]

@@ -128,7 +128,16 @@ def _want_oid(payload: bytes) -> str:
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
-_V0_UPLOAD_WORDS = {b"want", b"have", b"done", b"shallow", b"deepen", b"deepen-since", b"deepen-not", b"filter"}
+_V0_UPLOAD_WORDS = {
+    b"want",
+    b"have",
+    b"done",
+    b"shallow",
+    b"deepen",
+    b"deepen-since",
+    b"deepen-not",
+    b"filter",
+}
 
 
 def read_receive_commands(

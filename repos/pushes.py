@@ -48,8 +48,11 @@ MAX_PUSH_OPTION_CHARS = 8192
 def parse_push_options(text: str) -> list[str]:
     """The `option <key=value>` lines of the updates file: the client's push options (bounded
     by post-receive) and the server's own `hostsite.*` ones (proc-receive's)."""
-    options = [line[len(_OPTION):].replace("\0", "")[:MAX_PUSH_OPTION_CHARS]
-               for line in text.split("\n") if line.startswith(_OPTION)]
+    options = [
+        line[len(_OPTION) :].replace("\0", "")[:MAX_PUSH_OPTION_CHARS]
+        for line in text.split("\n")
+        if line.startswith(_OPTION)
+    ]
     return options[:MAX_PUSH_OPTIONS]
 
 
@@ -69,14 +72,19 @@ def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str
     if not news:
         return []
     prefixes = ["refs/heads/", "refs/tags/"] + ([f"refs/users/{pusher_name}/"] if pusher_name else [])
-    listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo.disk_path).text
+    listed = run_git(
+        ["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo.disk_path
+    ).text
     updated = {u.ref for u in updates}
     # The refs this push moved point at the new commits now: they are not tips to stop at.
-    tips = {oid for oid, _, ref in (line.partition(" ") for line in listed.splitlines()) if ref not in updated}
+    tips = {
+        oid for oid, _, ref in (line.partition(" ") for line in listed.splitlines()) if ref not in updated
+    }
     tips.update(u.old for u in updates if not _is_zero(u.old))
     revs = "".join(f"{oid}\n" for oid in news) + "".join(f"^{oid}\n" for oid in sorted(tips))
-    return run_git(["rev-list", "--topo-order", "--reverse", "--stdin"], repo=repo.disk_path,
-                   input=revs.encode()).text.split()
+    return run_git(
+        ["rev-list", "--topo-order", "--reverse", "--stdin"], repo=repo.disk_path, input=revs.encode()
+    ).text.split()
 
 
 def _is_zero(oid: str) -> bool:
@@ -98,10 +106,18 @@ def is_forced(path, old: str, new: str) -> bool:
     return result.returncode != 0
 
 
-def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: str = "http",
-                push_options: list[str] | None = None, pusher_name: str | None = None,
-                list_commits: bool = True, spool_id: str | None = None,
-                created_at: datetime | None = None) -> Push | None:
+def push_record(
+    *,
+    repo: Repository,
+    pusher,
+    updates: list[Update],
+    protocol: str = "http",
+    push_options: list[str] | None = None,
+    pusher_name: str | None = None,
+    list_commits: bool = True,
+    spool_id: str | None = None,
+    created_at: datetime | None = None,
+) -> Push | None:
     """Record one push, its ref updates and the commits it introduced, in one transaction;
     then enqueue the post-push work. `pusher` may be None with a `pusher_name` for the platform's
     own pushers (a pull mirror's syncs are recorded as pushes by "mirror", a reserved name).
@@ -117,9 +133,17 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
     if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
         return done
     try:
-        return _record(repo=repo, pusher=pusher, updates=updates, protocol=protocol, push_options=push_options,
-                       pusher_name=pusher_name, list_commits=list_commits, spool_id=spool_id,
-                       created_at=created_at)
+        return _record(
+            repo=repo,
+            pusher=pusher,
+            updates=updates,
+            protocol=protocol,
+            push_options=push_options,
+            pusher_name=pusher_name,
+            list_commits=list_commits,
+            spool_id=spool_id,
+            created_at=created_at,
+        )
     except IntegrityError:
         # Another process recorded the same spool file between the check above and the insert.
         if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
@@ -127,8 +151,9 @@ def push_record(*, repo: Repository, pusher, updates: list[Update], protocol: st
         raise
 
 
-def _record(*, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id,
-            created_at) -> Push:
+def _record(
+    *, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id, created_at
+) -> Push:
     from repos.tasks import fan_out_webhooks, maintain_repository
 
     username = getattr(pusher, "username", "") or ""
@@ -154,22 +179,24 @@ def _record(*, repo, pusher, updates, protocol, push_options, pusher_name, list_
             Push.objects.filter(pk=push.pk).update(created_at=created_at)
             push.created_at = created_at
         RefUpdate.objects.bulk_create(
-            [RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new, forced=flag)
-             for u, flag in zip(updates, forced, strict=True)]
+            [
+                RefUpdate(push=push, ref=u.ref, old=u.old, new=u.new, forced=flag)
+                for u, flag in zip(updates, forced, strict=True)
+            ]
         )
         # Unique per repository: a commit a concurrent push already claimed stays with it.
         PushCommit.objects.bulk_create(
             [PushCommit(repository=repo, push=push, sha=sha, position=i) for i, sha in enumerate(commits)],
             ignore_conflicts=True,
         )
-        Repository.objects.filter(pk=repo.pk).update(pushes_since_maintenance=F("pushes_since_maintenance") + 1)
+        Repository.objects.filter(pk=repo.pk).update(
+            pushes_since_maintenance=F("pushes_since_maintenance") + 1
+        )
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
         push_id, repo_id = push.pk, repo.pk
         if due:
             transaction.on_commit(lambda: maintain_repository.delay(repo_id))
         if Webhook.objects.filter(repository=repo, active=True).exists():
             transaction.on_commit(lambda: fan_out_webhooks.delay(push_id))
-        transaction.on_commit(
-            lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id)
-        )
+        transaction.on_commit(lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id))
     return push

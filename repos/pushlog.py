@@ -52,8 +52,15 @@ class Query:
     def ranged(self) -> bool:
         return any(
             v is not None
-            for v in (self.start_id, self.end_id, self.start_date, self.end_date, self.from_change,
-                      self.to_change, self.changeset)
+            for v in (
+                self.start_id,
+                self.end_id,
+                self.start_date,
+                self.end_date,
+                self.from_change,
+                self.to_change,
+                self.changeset,
+            )
         )
 
 
@@ -81,7 +88,9 @@ def _date(params, name):
             return datetime.strptime(value, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
-    raise PushlogQueryError(f"{name}: cannot parse date {value[:40]!r} (use YYYY-MM-DD[ HH:MM:SS] or a unix time)")
+    raise PushlogQueryError(
+        f"{name}: cannot parse date {value[:40]!r} (use YYYY-MM-DD[ HH:MM:SS] or a unix time)"
+    )
 
 
 def _flag(params, name) -> bool:
@@ -138,6 +147,7 @@ class PushFilter:
 
     def refs(self, updates):
         """The updates (RefUpdate rows, or dicts with ref/old/new) the viewer may see."""
+
         def get(u, key):
             return u[key] if isinstance(u, dict) else getattr(u, key)
 
@@ -163,8 +173,9 @@ class PushFilter:
             under |= Q(ref__startswith=prefix)
         candidates = set()
         if under:
-            candidates |= set(RefUpdate.objects.filter(under, push__repository=self.repo)
-                              .values_list("push_id", flat=True))
+            candidates |= set(
+                RefUpdate.objects.filter(under, push__repository=self.repo).values_list("push_id", flat=True)
+            )
         candidates |= self._pushes_with_hidden_commits()
         for push in Push.objects.filter(pk__in=candidates).prefetch_related("ref_updates", "commits"):
             if not self.refs(push.ref_updates.all()) and not self.shas([c.sha for c in push.commits.all()]):
@@ -188,7 +199,9 @@ class PushFilter:
 def _push_of(repo: Repository, sha: str, shown: PushFilter) -> int:
     """The id of the push that introduced this commit (a unique prefix is enough). Commits the
     viewer may not see are not there: unknown, not ambiguous."""
-    rows = list(PushCommit.objects.filter(repository=repo, sha__startswith=sha).values_list("push_id", "sha")[:100])
+    rows = list(
+        PushCommit.objects.filter(repository=repo, sha__startswith=sha).values_list("push_id", "sha")[:100]
+    )
     visible = set(shown.shas([commit for _push, commit in rows]))
     pushes = {push for push, commit in rows if commit in visible} - shown.hidden_ids()
     if not pushes:
@@ -232,8 +245,17 @@ def _changeset_details(repo: Repository, shas: list[str]) -> dict[str, dict]:
     for i in range(0, len(shas), 200):
         batch = shas[i : i + 200]
         out = run_git(
-            ["show", "--no-walk=unsorted", "--format=%x1e%H%x00%an <%ae>%x00%P%x00%B%x00", "--name-only",
-             "--no-renames", "-m", "--first-parent", *batch, "--"],
+            [
+                "show",
+                "--no-walk=unsorted",
+                "--format=%x1e%H%x00%an <%ae>%x00%P%x00%B%x00",
+                "--name-only",
+                "--no-renames",
+                "-m",
+                "--first-parent",
+                *batch,
+                "--",
+            ],
             repo=repo.disk_path,
         ).stdout.decode("utf-8", "replace")
         for record in out.split("\x1e")[1:]:
@@ -249,8 +271,10 @@ def _changeset_details(repo: Repository, shas: list[str]) -> dict[str, dict]:
 
 
 def _tags(repo: Repository, shas: set[str]) -> dict[str, list[str]]:
-    out = run_git(["for-each-ref", "--format=%(objectname) %(*objectname) %(refname:lstrip=2)", "refs/tags/"],
-                  repo=repo.disk_path).text
+    out = run_git(
+        ["for-each-ref", "--format=%(objectname) %(*objectname) %(refname:lstrip=2)", "refs/tags/"],
+        repo=repo.disk_path,
+    ).text
     tags: dict[str, list[str]] = {}
     for line in out.splitlines():
         obj, peeled, name = line.split(" ", 2)
@@ -263,7 +287,7 @@ def _tags(repo: Repository, shas: set[str]) -> dict[str, list[str]]:
 def _branch(ref: str) -> str:
     for prefix in ("refs/heads/", "refs/"):
         if ref.startswith(prefix):
-            return ref[len(prefix):]
+            return ref[len(prefix) :]
     return ref
 
 
@@ -304,12 +328,12 @@ def render(repo: Repository, query: Query, view: View = EVERYTHING) -> dict:
             "user": push.pusher_name,
             # hostsite additions, ignored by hg clients: which refs moved (forced: not a
             # fast-forward, e.g. a rewritten branch), and whether any of them is a workspace.
-            "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced}
-                     for u in refs_by_push[push.pk]],
+            "refs": [
+                {"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced} for u in refs_by_push[push.pk]
+            ],
             "workspace": push.touches_workspace,
         }
     if query.version == 2:
         last = Push.objects.filter(repository=repo).aggregate(m=Max("pk"))["m"] or 0
         return {"lastpushid": last, "pushes": entries}
     return entries
-

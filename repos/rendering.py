@@ -20,10 +20,53 @@ MARKDOWN_NAMES = (".md", ".markdown", ".mdown", ".mkd")
 README_NAMES = ("readme.md", "readme.markdown", "readme", "readme.txt", "readme.rst", "readme.mdown")
 
 ALLOWED_TAGS = {
-    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
-    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "q",
-    "s", "samp", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot",
-    "th", "thead", "tr", "tt", "ul", "var",
+    "a",
+    "abbr",
+    "b",
+    "blockquote",
+    "br",
+    "code",
+    "dd",
+    "del",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "ins",
+    "kbd",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "q",
+    "s",
+    "samp",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "tt",
+    "ul",
+    "var",
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title", "name"},
@@ -48,7 +91,9 @@ def text_lexer_for(filename: str):
 
 def highlight(text: str, filename: str) -> SafeString:
     """Highlighted HTML with numbered, linkable lines (#L12). Pygments escapes every token."""
-    formatter = HtmlFormatter(linenos="table", lineanchors="L", anchorlinenos=True, cssclass="highlight", wrapcode=True)
+    formatter = HtmlFormatter(
+        linenos="table", lineanchors="L", anchorlinenos=True, cssclass="highlight", wrapcode=True
+    )
     return mark_safe(pygments_highlight(text, text_lexer_for(filename), formatter))  # noqa: S308 - Pygments escapes every token
 
 
@@ -79,10 +124,19 @@ def render_markdown(text: str, *, directory: str, blob_base: str, raw_base: str)
             return None
         base = raw_base if element == "img" else blob_base
         url = f"{base}/{quote(joined)}"
-        return url + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+        return (
+            url
+            + (f"?{parts.query}" if parts.query else "")
+            + (f"#{parts.fragment}" if parts.fragment else "")
+        )
 
     clean = nh3.clean(
-        html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes=URL_SCHEMES,
-        link_rel="nofollow noopener", attribute_filter=rewrite, strip_comments=True,
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="nofollow noopener",
+        attribute_filter=rewrite,
+        strip_comments=True,
     )
     return mark_safe(clean)  # noqa: S308 - sanitized by nh3 just above

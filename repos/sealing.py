@@ -27,8 +27,9 @@ class SealBroken(Exception):
 
 
 def _fernet(purpose: str) -> Fernet:
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-               info=f"hostsite seal v1: {purpose}".encode()).derive(settings.SECRET_KEY.encode())
+    key = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=f"hostsite seal v1: {purpose}".encode()
+    ).derive(settings.SECRET_KEY.encode())
     return Fernet(base64.urlsafe_b64encode(key))
 
 

@@ -45,9 +45,7 @@ def visible_repositories(user) -> QuerySet[Repository]:
         return qs.filter(visibility=Visibility.PUBLIC)
     if user.is_staff:
         return qs
-    return qs.filter(
-        Q(visibility=Visibility.PUBLIC) | Q(owner=user) | Q(memberships__user=user)
-    ).distinct()
+    return qs.filter(Q(visibility=Visibility.PUBLIC) | Q(owner=user) | Q(memberships__user=user)).distinct()
 
 
 def _valid(validator, value: str) -> bool:

@@ -41,7 +41,9 @@ def user_create(
     except ValidationError as exc:
         raise _invalid("username", exc) from None
     if User.objects.filter(username__iexact=username).exists():
-        raise Conflict(f"The username '{username}' is taken.", code="username_taken", fields={"username": ["taken"]})
+        raise Conflict(
+            f"The username '{username}' is taken.", code="username_taken", fields={"username": ["taken"]}
+        )
     user = User(username=username, email=email, is_staff=is_staff, is_superuser=is_staff)
     if password is not None:
         try:
@@ -73,8 +75,12 @@ def token_create(
         raise InvalidInput("The expiry date must be in the future.", fields={"expires_at": ["invalid"]})
     secret = tokens.generate_secret()
     token = AccessToken.objects.create(
-        user=user, name=name, scope=scope, digest=tokens.digest(secret),
-        prefix=secret[: len(tokens.TOKEN_PREFIX) + 4], expires_at=expires_at,
+        user=user,
+        name=name,
+        scope=scope,
+        digest=tokens.digest(secret),
+        prefix=secret[: len(tokens.TOKEN_PREFIX) + 4],
+        expires_at=expires_at,
     )
     return token, secret
 
@@ -98,7 +104,11 @@ def _validate_branch(branch: str) -> None:
 
 
 def repository_check(
-    *, owner: User, name: str, description: str = "", visibility: str = Visibility.PUBLIC,
+    *,
+    owner: User,
+    name: str,
+    description: str = "",
+    visibility: str = Visibility.PUBLIC,
     default_branch: str | None = None,
 ) -> None:
     """What repository_create refuses, checked before anything is created (an import checks
@@ -114,7 +124,9 @@ def repository_check(
     if default_branch is not None:
         _validate_branch(default_branch)
     if Repository.objects.filter(owner=owner, name__iexact=name).exists():
-        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]})
+        raise Conflict(
+            f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]}
+        )
 
 
 def repository_create(
@@ -137,20 +149,30 @@ def repository_create(
     if import_from:
         from repos import importing
 
-        return importing.import_now(owner=owner, name=name, source=import_from, description=description,
-                                    visibility=visibility, default_branch=default_branch,
-                                    echo=show_progress).repository
+        return importing.import_now(
+            owner=owner,
+            name=name,
+            source=import_from,
+            description=description,
+            visibility=visibility,
+            default_branch=default_branch,
+            echo=show_progress,
+        ).repository
     if default_branch is None:
         default_branch = "main"
-    repository_check(owner=owner, name=name, description=description, visibility=visibility,
-                     default_branch=default_branch)
+    repository_check(
+        owner=owner, name=name, description=description, visibility=visibility, default_branch=default_branch
+    )
 
     created_path: Path | None = None
     try:
         with transaction.atomic():
             repo = Repository.objects.create(
-                owner=owner, name=name, description=description or "",
-                visibility=visibility, default_branch=default_branch,
+                owner=owner,
+                name=name,
+                description=description or "",
+                visibility=visibility,
+                default_branch=default_branch,
             )
             # A new repository under a renamed one's old name takes that name back.
             RepositoryRedirect.objects.filter(owner_name__iexact=owner.username, name__iexact=name).delete()
@@ -171,12 +193,17 @@ def repository_create(
 
 @transaction.atomic
 def repository_update(
-    *, repo: Repository, description: str | None = None, visibility: str | None = None,
+    *,
+    repo: Repository,
+    description: str | None = None,
+    visibility: str | None = None,
     default_branch: str | None = None,
 ) -> Repository:
     if description is not None:
         if len(description) > 350:
-            raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
+            raise InvalidInput(
+                "Descriptions are at most 350 characters.", fields={"description": ["too_long"]}
+            )
         repo.description = description
     if visibility is not None:
         if visibility not in Visibility.values:
@@ -184,9 +211,11 @@ def repository_update(
         if visibility != repo.visibility:
             # bundles moves the repository's bundles to the other storage area (issue 5).
             old, repo_id = repo.visibility, repo.pk
-            transaction.on_commit(lambda: signals.visibility_changed.send(
-                sender=Repository, repository_id=repo_id, old=old, new=visibility
-            ))
+            transaction.on_commit(
+                lambda: signals.visibility_changed.send(
+                    sender=Repository, repository_id=repo_id, old=old, new=visibility
+                )
+            )
         repo.visibility = visibility
     if default_branch is not None and default_branch != repo.default_branch:
         _validate_branch(default_branch)
@@ -201,7 +230,9 @@ def membership_set(*, repo: Repository, user: User, role: Role) -> Membership | 
     """Give `user` a role on `repo`. The owner is always admin and has no membership row."""
     if user.pk == repo.owner_id:
         if role != Role.ADMIN:
-            raise InvalidInput("The owner is always an admin of their repository.", fields={"role": ["owner"]})
+            raise InvalidInput(
+                "The owner is always an admin of their repository.", fields={"role": ["owner"]}
+            )
         return None
     membership, _ = Membership.objects.update_or_create(repository=repo, user=user, defaults={"role": role})
     return membership

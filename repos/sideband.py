@@ -64,7 +64,7 @@ class FsckRelay:
         self._flush_held = False
         pos, end = 0, len(data)
         while pos + 4 <= end:
-            header = data[pos:pos + 4]
+            header = data[pos : pos + 4]
             if not _HEX.issuperset(header):
                 return self._give_up(out, data[pos:])
             length = int(header, 16)
@@ -76,7 +76,7 @@ class FsckRelay:
                 return self._give_up(out, data[pos:])
             if pos + length > end:
                 break
-            packet = data[pos:pos + length]
+            packet = data[pos : pos + length]
             pos += length
             if length > 4 and packet[4] == _PROGRESS:
                 out.append(self._progress(packet))
@@ -111,7 +111,7 @@ class FsckRelay:
         out: list[bytes] = []
         sent = start = 0  # text[:sent] is in `out`; text[:start] is in finished lines
         for match in _LINE_END.finditer(text):
-            self._append(text[start:match.end()])
+            self._append(text[start : match.end()])
             start = match.end()
             explanation = self._line_done()
             if explanation:
@@ -152,4 +152,4 @@ def _band2(text: bytes) -> bytes:
 
 def _packets(text: bytes, max_packet: int) -> list[bytes]:
     room = max_packet - 5
-    return [_band2(text[i:i + room]) for i in range(0, len(text), room)]
+    return [_band2(text[i : i + room]) for i in range(0, len(text), room)]

@@ -150,11 +150,16 @@ class PreparedBody:
 def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None) -> PreparedBody:
     """Validate a request body before git sees it."""
     if gzip:
-        raw = spool(GzipReader(raw, settings.GIT_HTTP_MAX_INFLATED), limit=settings.GIT_HTTP_MAX_INFLATED,
-                    what="inflated request body")
+        raw = spool(
+            GzipReader(raw, settings.GIT_HTTP_MAX_INFLATED),
+            limit=settings.GIT_HTTP_MAX_INFLATED,
+            what="inflated request body",
+        )
     try:
         if service == "upload-pack":
-            body = raw if gzip else spool(raw, limit=settings.GIT_HTTP_MAX_UPLOAD_REQUEST, what="fetch request")
+            body = (
+                raw if gzip else spool(raw, limit=settings.GIT_HTTP_MAX_UPLOAD_REQUEST, what="fetch request")
+            )
             pktline.validate_upload_request(body, protocol_v2=wants_v2(protocol))
             body.seek(0)
             return PreparedBody(b"", body, [])
@@ -170,8 +175,11 @@ def _wants(body: BinaryIO) -> list[str]:
     try:
         ids = pktline.upload_wants(body)
         body.seek(0)
-        ids += [payload[4:].strip().decode("ascii", "replace") for _raw, payload in pktline.iter_pkts(body)
-                if payload is not None and payload.startswith(b"oid ")]
+        ids += [
+            payload[4:].strip().decode("ascii", "replace")
+            for _raw, payload in pktline.iter_pkts(body)
+            if payload is not None and payload.startswith(b"oid ")
+        ]
         return ids
     finally:
         body.seek(0)
@@ -212,12 +220,18 @@ def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands, spo
     }
 
 
-def advertise(repo: Repository, service: str, pusher: Pusher,
-              protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse | HttpResponse:
+def advertise(
+    repo: Repository,
+    service: str,
+    pusher: Pusher,
+    protocol: str | None,
+    client: extensions.GitClient | None = None,
+) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=True,
-                                   refs=None, client=client)
+    config = extensions.git_config(
+        repo, pusher.user, pusher.role_label, service=service, advertise=True, refs=None, client=client
+    )
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
@@ -234,15 +248,25 @@ def advertise(repo: Repository, service: str, pusher: Pusher,
     if body is not None:
         return HttpResponse(prefix + body, content_type=content_type, headers=NO_CACHE_HEADERS)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(_service_argv(service, path, advertise=True, config=config), env=env,
-                     stdin=subprocess.DEVNULL, stderr=stderr)
-    return GitProcessResponse(
-        proc, content_type=content_type, prefix=prefix, stderr_file=stderr
+    proc = popen_git(
+        _service_argv(service, path, advertise=True, config=config),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stderr=stderr,
     )
+    return GitProcessResponse(proc, content_type=content_type, prefix=prefix, stderr_file=stderr)
 
 
-def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip: bool,
-        protocol: str | None, client: extensions.GitClient | None = None) -> GitProcessResponse | HttpResponse:
+def rpc(
+    repo: Repository,
+    service: str,
+    pusher: Pusher,
+    *,
+    body: BinaryIO,
+    gzip: bool,
+    protocol: str | None,
+    client: extensions.GitClient | None = None,
+) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
@@ -264,11 +288,24 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
         def record_updates_file(text: str):
             # post-receive could not spool (a full disk): record what it wrote here instead.
             updates = pushes.parse_updates(text)
-            return pushes.push_record(repo=repo, pusher=pusher.user, updates=updates, protocol="http",
-                                      push_options=pushes.parse_push_options(text)) if updates else None
+            return (
+                pushes.push_record(
+                    repo=repo,
+                    pusher=pusher.user,
+                    updates=updates,
+                    protocol="http",
+                    push_options=pushes.parse_push_options(text),
+                )
+                if updates
+                else None
+            )
 
-        recording = push_spool.LiveRecording(repository_id=repo.pk, spool_id=spool_id, updates_file=updates_path,
-                                             record_fallback=record_updates_file)
+        recording = push_spool.LiveRecording(
+            repository_id=repo.pk,
+            spool_id=spool_id,
+            updates_file=updates_path,
+            record_fallback=record_updates_file,
+        )
 
         def before_end() -> bytes:
             # Whatever post-receive spooled did happen: record it while the client still
@@ -283,12 +320,14 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
                 _record_legacy(repo, relay.messages)
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
-    config = extensions.git_config(repo, pusher.user, pusher.role_label, service=service, advertise=False,
-                                   refs=refs, client=client)
+    config = extensions.git_config(
+        repo, pusher.user, pusher.role_label, service=service, advertise=False, refs=refs, client=client
+    )
     if service == "receive-pack":
         # Every fsck message id at the severity the object checks give it (repos.objectcheck).
         config = [*objectcheck.git_config("receive", objectcheck.repository_overrides(repo)), *config]
     if service == "upload-pack":
+
         def on_exit(_returncode: int, sent: int) -> None:
             # The origin's share of clone and fetch traffic, for the offload figure.
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
@@ -302,9 +341,13 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
             # ls-refs about HEAD, branches and tags: from the cache keyed by the ref files.
             prepared.rest.close()
             transfers.add(repo.pk, git_bytes=len(answer), git_requests=1)
-            return HttpResponse(answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS)
+            return HttpResponse(
+                answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS
+            )
         # Only a fetch carries wants (ls-refs was answered above or asks for no objects).
-        refusal = extensions.refused_wants(repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest))
+        refusal = extensions.refused_wants(
+            repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest)
+        )
         if refusal:
             prepared.rest.close()
             raise GitHTTPError(403, refusal)
@@ -313,8 +356,14 @@ def rpc(repo: Repository, service: str, pusher: Pusher, *, body: BinaryIO, gzip:
     feeder = Feeder(proc, prepared.prefix, prepared.rest)
     feeder.start()
     return GitProcessResponse(
-        proc, content_type=f"application/x-git-{service}-result", feeder=feeder, on_exit=on_exit,
-        stderr_file=stderr, finish_when_abandoned=service == "receive-pack", relay=relay, before_end=before_end,
+        proc,
+        content_type=f"application/x-git-{service}-result",
+        feeder=feeder,
+        on_exit=on_exit,
+        stderr_file=stderr,
+        finish_when_abandoned=service == "receive-pack",
+        relay=relay,
+        before_end=before_end,
     )
 
 

@@ -8,8 +8,11 @@ from repos.models import ImportState, Mirror, Repository, RepositoryImport
 
 
 def active_import(repo: Repository) -> RepositoryImport | None:
-    return (RepositoryImport.objects.filter(repository=repo, state__in=(ImportState.QUEUED, ImportState.RUNNING))
-            .order_by("-id").first())
+    return (
+        RepositoryImport.objects.filter(repository=repo, state__in=(ImportState.QUEUED, ImportState.RUNNING))
+        .order_by("-id")
+        .first()
+    )
 
 
 def mirror_of(repo: Repository) -> Mirror | None:

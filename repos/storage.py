@@ -130,7 +130,7 @@ def _append_config(config_file: Path, values: dict[str, str]) -> None:
         section, _, name = key.rpartition(".")
         if any(c in value for c in '"\\\n') or not section.replace(".", "").isalnum():
             raise ValueError(f"unsafe config value for {key}: {value!r}")
-        lines.append(f"[{section}]\n\t{name} = \"{value}\"\n")
+        lines.append(f'[{section}]\n\t{name} = "{value}"\n')
     with open(config_file, "a", encoding="utf-8") as fh:
         fh.write("".join(lines))
 

@@ -9,9 +9,7 @@ from repos.git import GitTimeout
 from repos.models import Repository
 
 
-@shared_task(
-    autoretry_for=(GitTimeout,), retry_backoff=60, max_retries=3, acks_late=True, ignore_result=True
-)
+@shared_task(autoretry_for=(GitTimeout,), retry_backoff=60, max_retries=3, acks_late=True, ignore_result=True)
 def maintain_repository(repo_id: int) -> str:
     repo = Repository.objects.filter(pk=repo_id).select_related("owner").first()
     if repo is None:
@@ -75,7 +73,9 @@ def purge_deleted_repositories() -> int:
             # One repository's trouble (its bundle storage unreachable) must not stop the rest.
             import logging
 
-            logging.getLogger(__name__).exception("could not purge repository %s; the next run retries", repo_id)
+            logging.getLogger(__name__).exception(
+                "could not purge repository %s; the next run retries", repo_id
+            )
     return purged
 
 

@@ -45,15 +45,27 @@ urlpatterns = [
     path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
-    path("<str:owner>/<str:name>/settings/members", repositories.repository_member_set, name="repository-member-set"),
+    path(
+        "<str:owner>/<str:name>/settings/members",
+        repositories.repository_member_set,
+        name="repository-member-set",
+    ),
     path("<str:owner>/<str:name>/settings/rename", lifecycle.repository_rename, name="repository-rename"),
-    path("<str:owner>/<str:name>/settings/transfer", lifecycle.repository_transfer, name="repository-transfer"),
+    path(
+        "<str:owner>/<str:name>/settings/transfer", lifecycle.repository_transfer, name="repository-transfer"
+    ),
     path("<str:owner>/<str:name>/settings/delete", lifecycle.repository_delete, name="repository-delete"),
     path("<str:owner>/<str:name>/restore", lifecycle.repository_restore, name="repository-restore"),
-    path("<str:owner>/<str:name>/settings/webhooks", repositories.repository_webhook_add,
-         name="repository-webhook-add"),
-    path("<str:owner>/<str:name>/settings/webhooks/<int:hook_id>/delete", repositories.repository_webhook_delete,
-         name="repository-webhook-delete"),
+    path(
+        "<str:owner>/<str:name>/settings/webhooks",
+        repositories.repository_webhook_add,
+        name="repository-webhook-add",
+    ),
+    path(
+        "<str:owner>/<str:name>/settings/webhooks/<int:hook_id>/delete",
+        repositories.repository_webhook_delete,
+        name="repository-webhook-delete",
+    ),
     path(
         "<str:owner>/<str:name>/settings/members/<str:username>/remove",
         repositories.repository_member_remove,

@@ -93,5 +93,7 @@ def refuse_republishing(repo, user, tips: Iterable[str]) -> None:
     from repos.errors import Forbidden
 
     if view_for(repo, user).reaches_hidden(tips):
-        raise Forbidden(f"{TAKEN_DOWN_MESSAGE.capitalize()} (or hidden) by a moderator: it cannot be published again.",
-                        code="content_taken_down")
+        raise Forbidden(
+            f"{TAKEN_DOWN_MESSAGE.capitalize()} (or hidden) by a moderator: it cannot be published again.",
+            code="content_taken_down",
+        )

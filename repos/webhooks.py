@@ -79,8 +79,9 @@ def check_target(url: str) -> None:
 
 
 @transaction.atomic
-def webhook_create(*, repo: Repository, url: str, secret: str = "", include_workspaces: bool = True,
-                   created_by=None) -> Webhook:
+def webhook_create(
+    *, repo: Repository, url: str, secret: str = "", include_workspaces: bool = True, created_by=None
+) -> Webhook:
     url = (url or "").strip()
     if len(url) > 2000:
         raise InvalidInput("URLs are at most 2000 characters.", fields={"url": ["too_long"]})
@@ -88,8 +89,9 @@ def webhook_create(*, repo: Repository, url: str, secret: str = "", include_work
     secret = secret or secrets.token_urlsafe(32)
     if len(secret) > 200:
         raise InvalidInput("Secrets are at most 200 characters.", fields={"secret": ["too_long"]})
-    return Webhook.objects.create(repository=repo, url=url, secret=secret, include_workspaces=include_workspaces,
-                                  created_by=created_by)
+    return Webhook.objects.create(
+        repository=repo, url=url, secret=secret, include_workspaces=include_workspaces, created_by=created_by
+    )
 
 
 WITHHELD = "withheld: the push's content was taken down or hidden by a moderator"
@@ -138,9 +140,7 @@ def deliveries_for_push(push_id: int) -> list[int]:
         return []
     body = _body(payload)
     with transaction.atomic():
-        return [
-            WebhookDelivery.objects.create(webhook=hook, push=push, payload=body).pk for hook in hooks
-        ]
+        return [WebhookDelivery.objects.create(webhook=hook, push=push, payload=body).pk for hook in hooks]
 
 
 def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
@@ -153,7 +153,8 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
         payload = payload_for(push)
         if payload is None:
             WebhookDelivery.objects.filter(pk=delivery.pk).update(
-                status=DeliveryStatus.FAILED, error=WITHHELD, payload="", last_attempt_at=timezone.now())
+                status=DeliveryStatus.FAILED, error=WITHHELD, payload="", last_attempt_at=timezone.now()
+            )
             delivery.refresh_from_db()
             return delivery
         if _body(payload) != delivery.payload:
@@ -205,4 +206,6 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
 
 
 def give_up(delivery_id: int) -> None:
-    WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(status=DeliveryStatus.FAILED)
+    WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(
+        status=DeliveryStatus.FAILED
+    )

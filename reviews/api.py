@@ -95,14 +95,19 @@ class CommentSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     author = serializers.CharField(source="author_name", read_only=True)
     body = serializers.CharField(max_length=COMMENT_MAX * 2, **_TEXT)
-    revision = serializers.IntegerField(source="revision.number", read_only=True, allow_null=True, default=None)
+    revision = serializers.IntegerField(
+        source="revision.number", read_only=True, allow_null=True, default=None
+    )
     created_at = serializers.DateTimeField(read_only=True)
 
 
 class MergeRequestSerializer(serializers.Serializer):
     strategy = serializers.ChoiceField(choices=MergeStrategy.values, default=MergeStrategy.MERGE)
-    sha = serializers.RegexField(r"^[0-9a-f]{40}([0-9a-f]{24})?$", required=False,
-                                 help_text="Merge only if the proposal's head is still this commit.")
+    sha = serializers.RegexField(
+        r"^[0-9a-f]{40}([0-9a-f]{24})?$",
+        required=False,
+        help_text="Merge only if the proposal's head is still this commit.",
+    )
 
 
 class MergeResultSerializer(serializers.Serializer):
@@ -157,8 +162,12 @@ class ProposalDetailView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if "title" in values or "description" in values:
-            proposal = services.proposal_edit(proposal=proposal, user=request.user, title=values.get("title"),
-                                              description=values.get("description"))
+            proposal = services.proposal_edit(
+                proposal=proposal,
+                user=request.user,
+                title=values.get("title"),
+                description=values.get("description"),
+            )
         wanted = values.get("state")
         if wanted == ProposalState.CLOSED and proposal.state != ProposalState.CLOSED:
             proposal = services.proposal_close(proposal=proposal, user=request.user)
@@ -194,23 +203,34 @@ class ApprovalView(APIView):
     def post(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)
         approval = services.proposal_approve(proposal=proposal, user=request.user)
-        body = {"username": request.user.username, "head_sha": approval.head_sha,
-                "revision": approval.revision.number if approval.revision else None, "stale": False}
+        body = {
+            "username": request.user.username,
+            "head_sha": approval.head_sha,
+            "revision": approval.revision.number if approval.revision else None,
+            "stale": False,
+        }
         return Response(ApprovalSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
 class MergeView(APIView):
     permission_classes = AUTHENTICATED
 
-    @extend_schema(request=MergeRequestSerializer, responses={200: MergeResultSerializer},
-                   description="409 when the merge conflicts (`error.fields.files` lists the files), the target "
-                               "branch moved, or the proposal is not open; 403 for non-maintainers.")
+    @extend_schema(
+        request=MergeRequestSerializer,
+        responses={200: MergeResultSerializer},
+        description="409 when the merge conflicts (`error.fields.files` lists the files), the target "
+        "branch moved, or the proposal is not open; 403 for non-maintainers.",
+    )
     def post(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)
         data = MergeRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = merge.proposal_merge(proposal=proposal, user=request.user, strategy=data.validated_data["strategy"],
-                                      expected_head=data.validated_data.get("sha"))
+        result = merge.proposal_merge(
+            proposal=proposal,
+            user=request.user,
+            strategy=data.validated_data["strategy"],
+            expected_head=data.validated_data.get("sha"),
+        )
         return Response(MergeResultSerializer(result.__dict__).data)
 
 

@@ -86,8 +86,12 @@ def identity_of(user) -> Identity:
 
 
 def _ident_env(author: Identity, committer: Identity) -> dict[str, str]:
-    env = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
-           "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
+    env = {
+        "GIT_AUTHOR_NAME": author.name,
+        "GIT_AUTHOR_EMAIL": author.email,
+        "GIT_COMMITTER_NAME": committer.name,
+        "GIT_COMMITTER_EMAIL": committer.email,
+    }
     if author.date:
         env["GIT_AUTHOR_DATE"] = author.date
     return env
@@ -113,8 +117,9 @@ def merge_base(path: Path, a: str, b: str) -> str | None:
     return run_git(["merge-base", a, b], repo=path, check=False).text.strip() or None
 
 
-def commit_tree(path: Path, tree: str, parents: list[str], message: bytes, *, author: Identity,
-                committer: Identity) -> str:
+def commit_tree(
+    path: Path, tree: str, parents: list[str], message: bytes, *, author: Identity, committer: Identity
+) -> str:
     args = ["commit-tree", tree]
     for parent in parents:
         args += ["-p", parent]
@@ -123,8 +128,9 @@ def commit_tree(path: Path, tree: str, parents: list[str], message: bytes, *, au
 
 def _merge_tree(path: Path, args: list[str], what: str) -> str:
     """`git merge-tree --write-tree`: the merged tree, or MergeConflict naming the files."""
-    result = run_git(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", *args],
-                     repo=path, check=False)
+    result = run_git(
+        ["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", *args], repo=path, check=False
+    )
     if result.returncode not in (0, 1):
         if b"unrelated histories" in result.stderr:
             raise Conflict(f"{what}: the histories have nothing in common.", code="unrelated_histories")
@@ -179,12 +185,22 @@ def _replay(path: Path, commit: str, tree: str, parent: str, committer: Identity
     if author is None:
         raise Conflict(f"commit {commit[:12]} has no author", code="bad_commit")
     encoding = b"".join(line + b"\n" for line in lines if line.startswith(b"encoding "))
-    ident = run_git(["var", "GIT_COMMITTER_IDENT"], repo=path,
-                    env=_ident_env(committer, committer)).stdout.strip()
-    body = (f"tree {tree}\nparent {parent}\n".encode() + author + b"\ncommitter " + ident + b"\n" + encoding
-            + b"\n" + message)
-    return run_git(["hash-object", "--literally", "-t", "commit", "-w", "--stdin"], repo=path,
-                   input=body).text.strip()
+    ident = run_git(
+        ["var", "GIT_COMMITTER_IDENT"], repo=path, env=_ident_env(committer, committer)
+    ).stdout.strip()
+    body = (
+        f"tree {tree}\nparent {parent}\n".encode()
+        + author
+        + b"\ncommitter "
+        + ident
+        + b"\n"
+        + encoding
+        + b"\n"
+        + message
+    )
+    return run_git(
+        ["hash-object", "--literally", "-t", "commit", "-w", "--stdin"], repo=path, input=body
+    ).text.strip()
 
 
 # --- strategies --------------------------------------------------------------------------------
@@ -201,8 +217,10 @@ def _merge_commit(path: Path, proposal: Proposal, target: str, head: str, merger
 
 def _fast_forward(path: Path, target: str, head: str) -> str:
     if not is_ancestor(path, target, head):
-        raise NotFastForward("The target branch has commits the proposal does not: it cannot be fast-forwarded. "
-                             "Rebase the proposal, or merge with another strategy.")
+        raise NotFastForward(
+            "The target branch has commits the proposal does not: it cannot be fast-forwarded. "
+            "Rebase the proposal, or merge with another strategy."
+        )
     return head
 
 
@@ -210,7 +228,9 @@ def _squash(path: Path, proposal: Proposal, target: str, head: str, merger: Iden
     tree = merge_trees(path, target, head, "Squashing")
     if tree == tree_of(path, target):
         raise NothingToMerge("The proposal's changes are already in the target branch.")
-    subjects = run_git(["log", "--reverse", "--format=%s", f"{target}..{head}", "--"], repo=path).text.splitlines()
+    subjects = run_git(
+        ["log", "--reverse", "--format=%s", f"{target}..{head}", "--"], repo=path
+    ).text.splitlines()
     message = proposal.title.strip() + "\n\n"
     if proposal.description.strip():
         message += proposal.description.strip() + "\n\n"
@@ -223,14 +243,21 @@ def _rebase(path: Path, target: str, head: str, merger: Identity) -> str:
     """Replay each commit of target..head onto the target, oldest first: authors, dates and
     messages kept, committer the merging user. A commit whose change is already there is
     dropped, as git rebase does; merge commits cannot be replayed."""
-    rows = run_git(["rev-list", "--reverse", "--topo-order", "--parents", f"{target}..{head}"], repo=path).text
+    rows = run_git(
+        ["rev-list", "--reverse", "--topo-order", "--parents", f"{target}..{head}"], repo=path
+    ).text
     tip = target
     for row in rows.splitlines():
         commit, *parents = row.split()
         if len(parents) != 1:
-            raise Conflict(f"Commit {commit[:12]} is a merge commit, which a rebase cannot replay; "
-                           "use the merge or squash strategy.", code="rebase_merge_commit")
-        tree = three_way(path, parents[0], tip, commit, f"Rebasing {commit[:12]} ({_subject(path, commit)[:80]})")
+            raise Conflict(
+                f"Commit {commit[:12]} is a merge commit, which a rebase cannot replay; "
+                "use the merge or squash strategy.",
+                code="rebase_merge_commit",
+            )
+        tree = three_way(
+            path, parents[0], tip, commit, f"Rebasing {commit[:12]} ({_subject(path, commit)[:80]})"
+        )
         if tree == tree_of(path, tip):
             continue
         tip = _replay(path, commit, tree, tip, merger)
@@ -252,8 +279,10 @@ def compute(path: Path, proposal: Proposal, strategy: str, target: str, head: st
         if new == target:
             raise NothingToMerge("Every commit of the proposal is already in the target branch.")
         return new
-    raise InvalidInput(f"Unknown merge strategy {strategy[:20]!r}; use merge, ff, rebase or squash.",
-                       fields={"strategy": ["invalid"]})
+    raise InvalidInput(
+        f"Unknown merge strategy {strategy[:20]!r}; use merge, ff, rebase or squash.",
+        fields={"strategy": ["invalid"]},
+    )
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -279,8 +308,11 @@ def _check_policy(repo, user, ref: str, old: str, new: str) -> None:
     """update-ref bypasses the hooks, so apply the rule a push to this ref would meet."""
     role = role_for(user, repo)
     reason = policy.decide(
-        role=role.label if role else "", pusher=user.username, update=policy.Update(old, new, ref),
-        rules=rules_for(repo), is_ancestor=lambda a, b: is_ancestor(repo.disk_path, a, b),
+        role=role.label if role else "",
+        pusher=user.username,
+        update=policy.Update(old, new, ref),
+        rules=rules_for(repo),
+        is_ancestor=lambda a, b: is_ancestor(repo.disk_path, a, b),
         workspace_ref_count=lambda _user: 0,
     )
     if reason:
@@ -289,7 +321,9 @@ def _check_policy(repo, user, ref: str, old: str, new: str) -> None:
         raise Conflict("The merge would not be a fast-forward of the target branch.", code="not_fast_forward")
 
 
-def proposal_merge(*, proposal: Proposal, user, strategy: str, expected_head: str | None = None) -> MergeResult:
+def proposal_merge(
+    *, proposal: Proposal, user, strategy: str, expected_head: str | None = None
+) -> MergeResult:
     """Merge the proposal's latest revision into its target branch and record it as a push."""
     from reviews.selectors import latest_revision
 
@@ -297,8 +331,10 @@ def proposal_merge(*, proposal: Proposal, user, strategy: str, expected_head: st
     if not may_merge(user, repo):
         raise Forbidden("Only the repository's maintainers and admins may merge.")
     if strategy not in MergeStrategy.values:
-        raise InvalidInput(f"Unknown merge strategy {str(strategy)[:20]!r}; use merge, ff, rebase or squash.",
-                           fields={"strategy": ["invalid"]})
+        raise InvalidInput(
+            f"Unknown merge strategy {str(strategy)[:20]!r}; use merge, ff, rebase or squash.",
+            fields={"strategy": ["invalid"]},
+        )
     path = repo.disk_path
     ref = f"refs/heads/{proposal.target_branch}"
     merger = identity_of(user)
@@ -311,20 +347,35 @@ def proposal_merge(*, proposal: Proposal, user, strategy: str, expected_head: st
             raise Conflict("The proposal has no revision to merge.", code="no_revision")
         head = revision.head_sha
         if expected_head and expected_head != head:
-            raise Conflict(f"The proposal's head is {head[:12]}, not {expected_head[:12]}: reload and review "
-                           "the new revision.", code="head_moved")
+            raise Conflict(
+                f"The proposal's head is {head[:12]}, not {expected_head[:12]}: reload and review "
+                "the new revision.",
+                code="head_moved",
+            )
         # A merge would publish on the target branch whatever the head reaches: never work a
         # moderator took down or hid from this user (staff's view hides nothing). 403.
         refuse_republishing(repo, user, [head])
         for attempt in (1, 2):
             old = rev_parse(path, ref)
             if old is None:
-                raise Conflict(f"The target branch {proposal.target_branch} no longer exists.", code="no_target")
+                raise Conflict(
+                    f"The target branch {proposal.target_branch} no longer exists.", code="no_target"
+                )
             new = compute(path, proposal, strategy, old, head, merger)
             _check_policy(repo, user, ref, old, new)
             before_swap(repo, ref, old, new)
-            swapped = run_git(["update-ref", "-m", f"hostsite: merge of proposal #{proposal.number} by {user.username}",
-                               ref, new, old], repo=path, check=False)
+            swapped = run_git(
+                [
+                    "update-ref",
+                    "-m",
+                    f"hostsite: merge of proposal #{proposal.number} by {user.username}",
+                    ref,
+                    new,
+                    old,
+                ],
+                repo=path,
+                check=False,
+            )
             if swapped.returncode == 0:
                 break
             if rev_parse(path, ref) == old:  # not a lost race: a real failure
@@ -334,8 +385,13 @@ def proposal_merge(*, proposal: Proposal, user, strategy: str, expected_head: st
         with transaction.atomic():
             push = push_record(repo=repo, pusher=user, updates=[Update(old, new, ref)], protocol="web")
             Proposal.objects.filter(pk=proposal.pk).update(
-                state=ProposalState.MERGED, merged_by=user, merged_at=timezone.now(), merge_push=push,
-                merge_strategy=strategy, merged_sha=new, updated_at=timezone.now(),
+                state=ProposalState.MERGED,
+                merged_by=user,
+                merged_at=timezone.now(),
+                merge_push=push,
+                merge_strategy=strategy,
+                merged_sha=new,
+                updated_at=timezone.now(),
             )
     proposal.refresh_from_db()
     return MergeResult(new, old, push.pk if push else None, strategy)

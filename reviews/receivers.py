@@ -25,8 +25,9 @@ def hook_environment(repo, user, role, commands=()) -> dict[str, str]:
     """What post-receive prints to a push that carried options (git shows it as `remote:`)."""
     if not any(ref.startswith("refs/for/") for _old, _new, ref in commands):
         return {}
-    return {"HOSTSITE_PUSH_OPTIONS_NOTICE":
-            f"proposals opened with -o title=... are listed at /{repo.owner.username}/{repo.name}/proposals"}
+    return {
+        "HOSTSITE_PUSH_OPTIONS_NOTICE": f"proposals opened with -o title=... are listed at /{repo.owner.username}/{repo.name}/proposals"
+    }
 
 
 def options_of(push: Push) -> dict[str, str]:
@@ -43,7 +44,7 @@ def targets_of(push: Push) -> dict[str, str]:
     targets = {}
     for option in push.push_options or []:
         if str(option).startswith("hostsite.for="):
-            ref, _, branch = str(option)[len("hostsite.for="):].partition(" ")
+            ref, _, branch = str(option)[len("hostsite.for=") :].partition(" ")
             if ref and branch:
                 targets[ref] = branch
     return targets
@@ -58,20 +59,27 @@ def follow_proposed_refs(sender, push_id: int, repository_id: int, **_kwargs) ->
 
 
 def _follow(push_id: int, repository_id: int) -> None:
-    push = (Push.objects.filter(pk=push_id).select_related("repository__owner", "pusher")
-            .prefetch_related("ref_updates").first())
+    push = (
+        Push.objects.filter(pk=push_id)
+        .select_related("repository__owner", "pusher")
+        .prefetch_related("ref_updates")
+        .first()
+    )
     if push is None:
         return
     updates = [u for u in push.ref_updates.all() if not _zero(u.new)]
-    branches = {u.ref[len("refs/heads/"):]: u.new for u in updates if u.ref.startswith("refs/heads/")}
+    branches = {u.ref[len("refs/heads/") :]: u.new for u in updates if u.ref.startswith("refs/heads/")}
     if branches:
         _merged_by_push(push, branches)
     moved = {u.ref: u.new for u in updates if u.ref.startswith("refs/users/")}
     if not moved:
         return
     # A deleted ref leaves its proposal at the last revision; merged ones are history.
-    for proposal in Proposal.objects.filter(repository_id=repository_id, source_ref__in=list(moved)).exclude(
-            state=ProposalState.MERGED).select_related("repository"):
+    for proposal in (
+        Proposal.objects.filter(repository_id=repository_id, source_ref__in=list(moved))
+        .exclude(state=ProposalState.MERGED)
+        .select_related("repository")
+    ):
         services.revision_record(proposal=proposal, head=moved[proposal.source_ref], push=push)
     wanted = options_of(push)
     if wanted and push.pusher is not None:
@@ -79,16 +87,21 @@ def _follow(push_id: int, repository_id: int) -> None:
 
 
 @receiver(workspace_ref_archived)
-def close_archived(sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "",
-                   **_kwargs) -> None:
+def close_archived(
+    sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "", **_kwargs
+) -> None:
     """Merged-ref cleanup archived a proposed ref because its work landed (also by rebase or
     squash, found by patch-id): the proposal at that head is merged, by the push that landed it."""
     from workspaces.models import ArchivedRef
 
     try:
-        archived = ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha).order_by("-id").first()
+        archived = (
+            ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha).order_by("-id").first()
+        )
         push = Push.objects.filter(pk=push_id).select_related("pusher").first() if push_id else None
-        for proposal in Proposal.objects.filter(repository_id=repository_id, source_ref=ref, state=ProposalState.OPEN):
+        for proposal in Proposal.objects.filter(
+            repository_id=repository_id, source_ref=ref, state=ProposalState.OPEN
+        ):
             latest = proposal.revisions.order_by("-number").first()
             if latest is None or latest.head_sha != sha:
                 continue
@@ -96,8 +109,12 @@ def close_archived(sender, repository_id: int, ref: str, sha: str, push_id: int 
                 continue
             landed = ""
             if push is not None:
-                landed = push.ref_updates.filter(ref=f"refs/heads/{proposal.target_branch}").values_list(
-                    "new", flat=True).first() or ""
+                landed = (
+                    push.ref_updates.filter(ref=f"refs/heads/{proposal.target_branch}")
+                    .values_list("new", flat=True)
+                    .first()
+                    or ""
+                )
             services.proposal_mark_merged(proposal=proposal, push=push, sha=landed)
     except Exception:
         log.exception("could not update proposals after %s was archived (%s)", ref, reason)
@@ -109,8 +126,9 @@ def _merged_by_push(push: Push, branches: dict[str, str]) -> None:
     from reviews.selectors import latest_revision
 
     path = push.repository.disk_path
-    for proposal in Proposal.objects.filter(repository=push.repository, state=ProposalState.OPEN,
-                                            target_branch__in=list(branches)):
+    for proposal in Proposal.objects.filter(
+        repository=push.repository, state=ProposalState.OPEN, target_branch__in=list(branches)
+    ):
         latest = latest_revision(proposal)
         if latest is not None and is_ancestor(path, latest.head_sha, branches[proposal.target_branch]):
             services.proposal_mark_merged(proposal=proposal, push=push, sha=branches[proposal.target_branch])
@@ -127,13 +145,22 @@ def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, s
         if ref not in moved or not ref.startswith(f"refs/users/{push.pusher.username}/"):
             continue
         try:
-            existing = Proposal.objects.filter(repository=push.repository, source_ref=ref,
-                                               state=ProposalState.OPEN).first()
+            existing = Proposal.objects.filter(
+                repository=push.repository, source_ref=ref, state=ProposalState.OPEN
+            ).first()
             if existing is not None:
-                services.proposal_edit(proposal=existing, user=push.pusher, title=title or None,
-                                       description=description)
+                services.proposal_edit(
+                    proposal=existing, user=push.pusher, title=title or None, description=description
+                )
             elif title:
-                services.proposal_open(repo=push.repository, user=push.pusher, source_ref=ref, target_branch=branch,
-                                       title=title, description=description or "", push=push)
+                services.proposal_open(
+                    repo=push.repository,
+                    user=push.pusher,
+                    source_ref=ref,
+                    target_branch=branch,
+                    title=title,
+                    description=description or "",
+                    push=push,
+                )
         except ServiceError as exc:
             log.info("push %s: no proposal for %s: %s", push.pk, ref, exc.message)

@@ -30,8 +30,12 @@ def may_edit(user, proposal: Proposal) -> bool:
 
 
 def may_approve(user, proposal: Proposal) -> bool:
-    return (user is not None and user.is_authenticated and proposal.author_id != user.pk
-            and is_maintainer(user, proposal.repository))
+    return (
+        user is not None
+        and user.is_authenticated
+        and proposal.author_id != user.pk
+        and is_maintainer(user, proposal.repository)
+    )
 
 
 def proposals_for(repo: Repository, state: str | None = None, view: View = EVERYTHING) -> QuerySet[Proposal]:
@@ -62,11 +66,17 @@ def hidden_proposal_ids(repo: Repository, view: View, only: Proposal | None = No
     hidden = set()
     for pk, author, ref in rows.values_list("pk", "author__username", "source_ref"):
         owner = _source_owner(ref)
-        if not view.username_visible(author) or not view.ref_visible(ref) or (
-                owner and not view.username_visible(owner)):
+        if (
+            not view.username_visible(author)
+            or not view.ref_visible(ref)
+            or (owner and not view.username_visible(owner))
+        ):
             hidden.add(pk)
-    revisions = list(ProposalRevision.objects.filter(proposal__in=rows).exclude(proposal_id__in=hidden)
-                     .values_list("proposal_id", "head_sha"))
+    revisions = list(
+        ProposalRevision.objects.filter(proposal__in=rows)
+        .exclude(proposal_id__in=hidden)
+        .values_list("proposal_id", "head_sha")
+    )
     bad = view.hidden_objects({head.lower() for _pk, head in revisions})
     return hidden | {pk for pk, head in revisions if head.lower() in bad}
 
@@ -82,8 +92,11 @@ def proposal_by_number(repo: Repository, number) -> Proposal | None:
         return None
     if not 1 <= number <= 2**31 - 1:
         return None
-    return (Proposal.objects.select_related("repository__owner", "author", "merged_by")
-            .filter(repository=repo, number=number).first())
+    return (
+        Proposal.objects.select_related("repository__owner", "author", "merged_by")
+        .filter(repository=repo, number=number)
+        .first()
+    )
 
 
 def latest_revision(proposal: Proposal) -> ProposalRevision | None:
@@ -113,5 +126,13 @@ def approvals(proposal: Proposal, current: ProposalRevision | None) -> list[Appr
     """Every approval; one given to an earlier head is stale (kept, but shown as such)."""
     rows = Approval.objects.filter(proposal=proposal).select_related("user", "revision")
     head = current.head_sha if current else ""
-    return [ApprovalView(a.user.username, a.head_sha, a.revision.number if a.revision else None,
-                         a.head_sha != head, a.created_at) for a in rows]
+    return [
+        ApprovalView(
+            a.user.username,
+            a.head_sha,
+            a.revision.number if a.revision else None,
+            a.head_sha != head,
+            a.created_at,
+        )
+        for a in rows
+    ]

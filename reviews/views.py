@@ -40,8 +40,12 @@ def _proposal_or_404(request, owner: str, name: str, number: int):
 
 
 def _back(proposal):
-    return redirect("proposal", owner=proposal.repository.owner.username, name=proposal.repository.name,
-                    number=proposal.number)
+    return redirect(
+        "proposal",
+        owner=proposal.repository.owner.username,
+        name=proposal.repository.name,
+        number=proposal.number,
+    )
 
 
 def proposal_list(request, owner: str, name: str):
@@ -50,20 +54,30 @@ def proposal_list(request, owner: str, name: str):
     if state not in (*ProposalState.values, "all"):
         state = ProposalState.OPEN
     view = view_for(repo, request.user)
-    page = Paginator(selectors.proposals_for(repo, None if state == "all" else state, view), PER_PAGE).get_page(
-        request.GET.get("page"))
+    page = Paginator(
+        selectors.proposals_for(repo, None if state == "all" else state, view), PER_PAGE
+    ).get_page(request.GET.get("page"))
     counts = {s: selectors.proposals_for(repo, s, view).count() for s in ProposalState.values}
-    return render(request, "reviews/list.html", {
-        "repo": repo, "page": page, "state": state, "counts": counts, "tab": "proposals",
-    })
+    return render(
+        request,
+        "reviews/list.html",
+        {
+            "repo": repo,
+            "page": page,
+            "state": state,
+            "counts": counts,
+            "tab": "proposals",
+        },
+    )
 
 
 class ProposalForm(forms.Form):
     source_ref = forms.ChoiceField(label="Your workspace ref")
     target_branch = forms.ChoiceField(label="Target branch")
     title = forms.CharField(max_length=TITLE_MAX)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}), required=False,
-                                  max_length=DESCRIPTION_MAX)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}), required=False, max_length=DESCRIPTION_MAX
+    )
 
 
 @login_required
@@ -71,10 +85,14 @@ def proposal_new(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     refs = ws_browse.user_refs(repo, request.user.username)
     branches = [r.name for r in repo_browse.refs(repo.disk_path) if r.kind == "branch"]
-    form = ProposalForm(request.POST or None, initial={"source_ref": request.GET.get("ref"),
-                                                        "target_branch": repo.default_branch})
+    form = ProposalForm(
+        request.POST or None,
+        initial={"source_ref": request.GET.get("ref"), "target_branch": repo.default_branch},
+    )
     form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]
-    form.fields["target_branch"].choices = [(b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)]
+    form.fields["target_branch"].choices = [
+        (b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)
+    ]
     if request.method == "POST" and form.is_valid():
         try:
             proposal = services.proposal_open(repo=repo, user=request.user, **form.cleaned_data)
@@ -92,12 +110,21 @@ def _markdown(repo, proposal, text: str):
     if not text:
         return ""
     branch = proposal.target_branch
-    return rendering.render_markdown(text, directory="", blob_base=url_for(repo, "blob", branch),
-                                     raw_base=url_for(repo, "raw", branch))
+    return rendering.render_markdown(
+        text, directory="", blob_base=url_for(repo, "blob", branch), raw_base=url_for(repo, "raw", branch)
+    )
 
 
-def proposal_detail(request, owner: str, name: str, number: int, revision: int | None = None, *,
-                    conflict: merge.MergeConflict | None = None, status: int = 200):
+def proposal_detail(
+    request,
+    owner: str,
+    name: str,
+    number: int,
+    revision: int | None = None,
+    *,
+    conflict: merge.MergeConflict | None = None,
+    status: int = 200,
+):
     repo, proposal = _proposal_or_404(request, owner, name, number)
     latest = selectors.latest_revision(proposal)
     shown = selectors.revision_by_number(proposal, revision) if revision is not None else latest
@@ -111,24 +138,34 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
         comment.html = _markdown(repo, proposal, comment.body)
     approvals = selectors.approvals(proposal, latest)
     context = {
-        "repo": repo, "proposal": proposal, "revision": shown, "latest": latest, "tab": "proposals",
+        "repo": repo,
+        "proposal": proposal,
+        "revision": shown,
+        "latest": latest,
+        "tab": "proposals",
         "revisions": list(proposal.revisions.select_related("push")),
         "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
-        "comments": comments, "description_html": _markdown(repo, proposal, proposal.description),
+        "comments": comments,
+        "description_html": _markdown(repo, proposal, proposal.description),
         "approvals": approvals,
         "may_edit": selectors.may_edit(user, proposal),
         # Not again for a head this user already approved (a new revision brings the button back).
-        "may_approve": proposal.is_open and selectors.may_approve(user, proposal) and not any(
-            a.username == user.username and not a.stale for a in approvals),
+        "may_approve": proposal.is_open
+        and selectors.may_approve(user, proposal)
+        and not any(a.username == user.username and not a.stale for a in approvals),
         "may_merge": proposal.is_open and merge.may_merge(user, repo),
-        "strategies": MergeStrategy.choices, "conflict": conflict,
+        "strategies": MergeStrategy.choices,
+        "conflict": conflict,
         "title_max": TITLE_MAX,
         **diff_context(request, repo.disk_path, shown.base_sha, shown.head_sha),
     }
     # "Show the rest" links lead back to this page, also when it answers a merge's POST.
     args = [repo.owner.username, repo.name, proposal.number]
-    context["diff_url"] = (reverse("proposal-revision", args=[*args, shown.number]) if revision is not None
-                           else reverse("proposal", args=args))
+    context["diff_url"] = (
+        reverse("proposal-revision", args=[*args, shown.number])
+        if revision is not None
+        else reverse("proposal", args=args)
+    )
     return render(request, "reviews/proposal.html", context, status=status)
 
 
@@ -137,8 +174,12 @@ def proposal_detail(request, owner: str, name: str, number: int, revision: int |
 def proposal_edit(request, owner: str, name: str, number: int):
     _repo, proposal = _proposal_or_404(request, owner, name, number)
     try:
-        services.proposal_edit(proposal=proposal, user=request.user, title=request.POST.get("title", ""),
-                               description=request.POST.get("description", ""))
+        services.proposal_edit(
+            proposal=proposal,
+            user=request.user,
+            title=request.POST.get("title", ""),
+            description=request.POST.get("description", ""),
+        )
         messages.success(request, "Proposal updated.")
     except ServiceError as exc:
         messages.error(request, exc.message)
@@ -189,8 +230,12 @@ def proposal_state(request, owner: str, name: str, number: int):
 def proposal_merge(request, owner: str, name: str, number: int):
     _repo, proposal = _proposal_or_404(request, owner, name, number)
     try:
-        result = merge.proposal_merge(proposal=proposal, user=request.user, strategy=request.POST.get("strategy", ""),
-                                      expected_head=request.POST.get("head") or None)
+        result = merge.proposal_merge(
+            proposal=proposal,
+            user=request.user,
+            strategy=request.POST.get("strategy", ""),
+            expected_head=request.POST.get("head") or None,
+        )
     except merge.MergeConflict as exc:
         # The page again, with the conflicting files in the merge box.
         return proposal_detail(request, owner, name, number, conflict=exc, status=409)
@@ -200,5 +245,7 @@ def proposal_merge(request, owner: str, name: str, number: int):
             return HttpResponseForbidden(exc.message, content_type="text/plain; charset=utf-8")
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Merged into {proposal.target_branch} as {result.sha[:12]} ({result.strategy}).")
+        messages.success(
+            request, f"Merged into {proposal.target_branch} as {result.sha[:12]} ({result.strategy})."
+        )
     return _back(proposal)

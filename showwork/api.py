@@ -17,17 +17,26 @@ _PARAMS = [
     # schema describes them as the strings they are.
     OpenApiParameter("mine", OpenApiTypes.STR, description="1 or true: only the signed-in user's workspace."),
     OpenApiParameter("user", OpenApiTypes.STR, description="Only this user's workspace."),
-    OpenApiParameter("branch", OpenApiTypes.STR, description="Only work based on (or pushed for) this branch."),
-    OpenApiParameter("older", OpenApiTypes.STR, description="1 or true: include heads not updated in the last 30 days."),
-    OpenApiParameter("limit", OpenApiTypes.STR, description="At most this many draft commits (1-1000, default 500)."),
+    OpenApiParameter(
+        "branch", OpenApiTypes.STR, description="Only work based on (or pushed for) this branch."
+    ),
+    OpenApiParameter(
+        "older", OpenApiTypes.STR, description="1 or true: include heads not updated in the last 30 days."
+    ),
+    OpenApiParameter(
+        "limit", OpenApiTypes.STR, description="At most this many draft commits (1-1000, default 500)."
+    ),
 ]
 
 
 class WorkView(APIView):
-    @extend_schema(parameters=_PARAMS, responses=OpenApiTypes.OBJECT,
-                   description="Unfinished work in workspaces, attached to the canonical history: nodes (with "
-                               "row and column), edges (elided ones carry the number of commits skipped), "
-                               "columns, and `more` (draft commits left out by the limit).")
+    @extend_schema(
+        parameters=_PARAMS,
+        responses=OpenApiTypes.OBJECT,
+        description="Unfinished work in workspaces, attached to the canonical history: nodes (with "
+        "row and column), edges (elided ones carry the number of commits skipped), "
+        "columns, and `more` (draft commits left out by the limit).",
+    )
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
         view = work_for(repo, request, filters_from(request.query_params, request.user))

@@ -65,23 +65,48 @@ def _restored_at(repo: Repository) -> str:
     from workspaces.models import ArchivedRef
 
     latest = ArchivedRef.objects.filter(repository=repo, state=ArchivedRef.State.RESTORED).aggregate(
-        at=Max("restored_at"))["at"]
+        at=Max("restored_at")
+    )["at"]
     return latest.isoformat() if latest else ""
 
 
-def graph_key(repo: Repository, *, viewer, user: str | None, branch: str | None, since: timedelta | None,
-              cap: int, now: int) -> str:
+def graph_key(
+    repo: Repository,
+    *,
+    viewer,
+    user: str | None,
+    branch: str | None,
+    since: timedelta | None,
+    cap: int,
+    now: int,
+) -> str:
     hidden = sorted(selection.hidden_owners(viewer, repo))
-    parts = [version(repo.pk), str(repo.disk_path), repo.created_at.isoformat() if repo.created_at else "",
-             _restored_at(repo), user or "", branch if branch is not None else "\0",
-             "" if since is None else str(int(since.total_seconds())), str(cap), str(now // 3600), *hidden]
+    parts = [
+        version(repo.pk),
+        str(repo.disk_path),
+        repo.created_at.isoformat() if repo.created_at else "",
+        _restored_at(repo),
+        user or "",
+        branch if branch is not None else "\0",
+        "" if since is None else str(int(since.total_seconds())),
+        str(cap),
+        str(now // 3600),
+        *hidden,
+    ]
     digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return f"showwork:graph:{repo.pk}:{digest}"
 
 
-def work_view(repo: Repository, *, viewer, user: str | None = None, branch: str | None = None,
-              since: timedelta | None = selection.DEFAULT_SINCE, cap: int = selection.DEFAULT_CAP,
-              now: int | None = None) -> View:
+def work_view(
+    repo: Repository,
+    *,
+    viewer,
+    user: str | None = None,
+    branch: str | None = None,
+    since: timedelta | None = selection.DEFAULT_SINCE,
+    cap: int = selection.DEFAULT_CAP,
+    now: int | None = None,
+) -> View:
     """The graph, its layout and the branch names, from the cache or computed and stored."""
     now = int(time.time()) if now is None else now
     key = graph_key(repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now)
@@ -89,8 +114,9 @@ def work_view(repo: Repository, *, viewer, user: str | None = None, branch: str 
     if found is not None:
         graph, lay, branches = found
         return View(graph, lay, branches, hit=True)
-    graph, branches = selection.select_with_branches(repo, viewer=viewer, user=user, branch=branch, since=since,
-                                                     cap=cap, now=now)
+    graph, branches = selection.select_with_branches(
+        repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now
+    )
     lay = layout(graph)
     cache.set(key, (graph, lay, branches), GRAPH_TIMEOUT)
     return View(graph, lay, branches)

@@ -66,8 +66,9 @@ def read_lines(repo: Repository, branches: dict[str, str], default: str, stop: s
         args += ["--not", f"{stop}^@"]
     else:
         args.append(f"--max-count={LINES_WITHOUT_BASES}")
-    out = run_git(args, repo=repo.disk_path,
-                  input="".join(sorted({t + "\n" for t in branches.values()})).encode()).stdout.decode()
+    out = run_git(
+        args, repo=repo.disk_path, input="".join(sorted({t + "\n" for t in branches.values()})).encode()
+    ).stdout.decode()
     if single:
         # One tip: rev-list prints its first-parent line in order.
         return Lines([_Line(order[0], out.split(), None)], branches)
@@ -95,8 +96,11 @@ def name_rev(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -
     (inside merged side branches): the length of the name's path counts the steps."""
     if not shas:
         return {}
-    out = run_git(["name-rev", f"--refs={pattern}", "--annotate-stdin"], repo=repo.disk_path,
-                  input="".join(s + "\n" for s in shas).encode()).stdout.decode("utf-8", "surrogateescape")
+    out = run_git(
+        ["name-rev", f"--refs={pattern}", "--annotate-stdin"],
+        repo=repo.disk_path,
+        input="".join(s + "\n" for s in shas).encode(),
+    ).stdout.decode("utf-8", "surrogateescape")
     found = {}
     for line in out.splitlines():
         match = _NAME_REV.match(line)
@@ -105,14 +109,15 @@ def name_rev(repo: Repository, shas: list[str], pattern: str = "refs/heads/*") -
         name = match[2].removeprefix("heads/")
         branch = re.split(r"[~^]", name, maxsplit=1)[0]
         steps = 0
-        for op, number in re.findall(r"([~^])(\d*)", name[len(branch):]):
+        for op, number in re.findall(r"([~^])(\d*)", name[len(branch) :]):
             steps += int(number or 1) if op == "~" else 1
         found[match[1]] = (branch, steps)
     return found
 
 
-def public_edges(shas: set[str], lines: Lines, placed: dict[str, tuple[int, int]]
-                  ) -> dict[str, tuple[tuple[str, int], ...]]:
+def public_edges(
+    shas: set[str], lines: Lines, placed: dict[str, tuple[int, int]]
+) -> dict[str, tuple[tuple[str, int], ...]]:
     """Each shown public commit joined to the next one below it on its line (across the place
     where the line meets an earlier one), with the number of commits skipped in between."""
     on_line: dict[int, list[tuple[int, str]]] = {}

@@ -18,7 +18,9 @@ MIN_WIDTH = 4
 HEX_PREFIX = re.compile(r"^[0-9a-f]{4,64}$")
 
 
-def common_width(abbrevs: Iterable[str], branches: Iterable[str], tags: Iterable[str], shas: Iterable[str]) -> int:
+def common_width(
+    abbrevs: Iterable[str], branches: Iterable[str], tags: Iterable[str], shas: Iterable[str]
+) -> int:
     """The one width for a view: the longest of the commits' unique abbreviations, grown past
     any width at which some commit's prefix equals a branch or tag name."""
     shas = list(shas)
@@ -36,8 +38,11 @@ def shortest_unique(path, shas: list[str]) -> dict[str, str]:
     """sha -> git's shortest unique abbreviation (at least 4), for commits named elsewhere."""
     if not shas:
         return {}
-    out = run_git(["log", "--no-walk", "--format=%H %h", "--abbrev=4", "--stdin"], repo=path,
-                  input="".join(s + "\n" for s in shas).encode()).text
+    out = run_git(
+        ["log", "--no-walk", "--format=%H %h", "--abbrev=4", "--stdin"],
+        repo=path,
+        input="".join(s + "\n" for s in shas).encode(),
+    ).text
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
@@ -51,6 +56,9 @@ def candidates(path, prefix: str) -> list[str] | None:
     found = run_git(["rev-parse", f"--disambiguate={prefix}"], repo=path, check=False).text.split()
     if not found:
         return []
-    out = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], repo=path,
-                  input="".join(s + "\n" for s in found).encode()).text
+    out = run_git(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        repo=path,
+        input="".join(s + "\n" for s in found).encode(),
+    ).text
     return sorted(line.split()[0] for line in out.splitlines() if line.endswith(" commit"))

@@ -90,8 +90,14 @@ def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
 
 def read_refs(repo: Repository, user: str | None = None) -> RefState:
     prefixes_ = ["refs/heads/", "refs/tags/", f"refs/users/{user}/" if user else "refs/users/"]
-    out = run_git(["for-each-ref", "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
-                   *prefixes_], repo=repo.disk_path).stdout.decode("utf-8", "surrogateescape")
+    out = run_git(
+        [
+            "for-each-ref",
+            "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
+            *prefixes_,
+        ],
+        repo=repo.disk_path,
+    ).stdout.decode("utf-8", "surrogateescape")
     branches: dict[str, str] = {}
     tags: set[str] = set()
     heads: list[Head] = []
@@ -99,9 +105,9 @@ def read_refs(repo: Repository, user: str | None = None) -> RefState:
         kind, ref, sha, when = line.split("\0")
         if ref.startswith("refs/heads/"):
             if kind == "commit":
-                branches[ref[len("refs/heads/"):]] = sha
+                branches[ref[len("refs/heads/") :]] = sha
         elif ref.startswith("refs/tags/"):
-            tags.add(ref[len("refs/tags/"):])
+            tags.add(ref[len("refs/tags/") :])
         elif kind == "commit" and ref.count("/") >= 3:
             heads.append(Head(ref, sha, int(when or 0)))
     return RefState(branches, frozenset(tags), heads)
@@ -126,17 +132,34 @@ def _target_branch(head: Head, branches: dict[str, str]) -> str | None:
     return match[2] if match and match[2] in branches else None
 
 
-def select(repo: Repository, *, viewer, user: str | None = None, branch: str | None = None,
-           since: timedelta | None = DEFAULT_SINCE, cap: int = DEFAULT_CAP, now: int | None = None) -> Graph:
+def select(
+    repo: Repository,
+    *,
+    viewer,
+    user: str | None = None,
+    branch: str | None = None,
+    since: timedelta | None = DEFAULT_SINCE,
+    cap: int = DEFAULT_CAP,
+    now: int | None = None,
+) -> Graph:
     """The Work graph of one repository as this viewer may see it. `since=None` shows older
     heads too; `user` keeps one workspace ("my work"); `branch` keeps heads whose base is on
     that branch (or nameless heads pushed for it)."""
-    return select_with_branches(repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now)[0]
+    return select_with_branches(repo, viewer=viewer, user=user, branch=branch, since=since, cap=cap, now=now)[
+        0
+    ]
 
 
-def select_with_branches(repo: Repository, *, viewer, user: str | None = None, branch: str | None = None,
-                         since: timedelta | None = DEFAULT_SINCE, cap: int = DEFAULT_CAP,
-                         now: int | None = None) -> tuple[Graph, list[str]]:
+def select_with_branches(
+    repo: Repository,
+    *,
+    viewer,
+    user: str | None = None,
+    branch: str | None = None,
+    since: timedelta | None = DEFAULT_SINCE,
+    cap: int = DEFAULT_CAP,
+    now: int | None = None,
+) -> tuple[Graph, list[str]]:
     """select(), and the branch names it read (for the page's branch filter)."""
     now = int(time.time()) if now is None else now
     path = repo.disk_path
@@ -150,9 +173,11 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
     drafts: dict[str, _Commit] = {}
     bases: dict[str, _Commit] = {}
     if heads:
-        out = run_git(["log", "--boundary", f"--format={WALK_FORMAT}", "--stdin",
-                       "--not", "--branches", "--tags"], repo=path,
-                      input="".join(sorted({h.sha + "\n" for h in heads})).encode()).stdout
+        out = run_git(
+            ["log", "--boundary", f"--format={WALK_FORMAT}", "--stdin", "--not", "--branches", "--tags"],
+            repo=path,
+            input="".join(sorted({h.sha + "\n" for h in heads})).encode(),
+        ).stdout
         drafts, bases = parse_log(out)
     heads = [h for h in heads if h.sha in drafts]  # the others are merged into canonical refs
 
@@ -186,8 +211,12 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
         off = sorted(sha for sha in bases if sha not in lines.where)
         if off:
             on_branch |= set(name_rev(repo, off, f"refs/heads/{branch}"))
-        heads = [h for h in heads if _target_branch(h, refs.branches) == branch
-                 or any(p in on_branch for sha in stacks[h.sha] for p in drafts[sha].parents if p in bases)]
+        heads = [
+            h
+            for h in heads
+            if _target_branch(h, refs.branches) == branch
+            or any(p in on_branch for sha in stacks[h.sha] for p in drafts[sha].parents if p in bases)
+        ]
 
     # The cap: newest heads first, whole stacks, until `cap` draft commits are shown.
     shown: set[str] = set()
@@ -225,18 +254,38 @@ def select_with_branches(repo: Repository, *, viewer, user: str | None = None, b
     for sha in shown:
         c = drafts[sha]
         head_labels = tuple(sorted(labels.get(sha, ())))
-        url = next((proposals[f"refs/users/{label}"] for label in head_labels
-                    if f"refs/users/{label}" in proposals), base_url + sha)
-        nodes[sha] = GraphNode(sha, tuple((p, 0) for p in c.parents if p in shown or p in used_bases), "draft",
-                               c.subject, c.author, c.when, owner=owner_of.get(sha, ""), labels=head_labels,
-                               url=url)
+        url = next(
+            (proposals[f"refs/users/{label}"] for label in head_labels if f"refs/users/{label}" in proposals),
+            base_url + sha,
+        )
+        nodes[sha] = GraphNode(
+            sha,
+            tuple((p, 0) for p in c.parents if p in shown or p in used_bases),
+            "draft",
+            c.subject,
+            c.author,
+            c.when,
+            owner=owner_of.get(sha, ""),
+            labels=head_labels,
+            url=url,
+        )
     tips = set(refs.branches.values())
     for sha, edges in public_edges(public_shown, lines, placed).items():
         c = described.get(sha) or bases[sha]
-        nodes[sha] = GraphNode(sha, edges, "tip" if sha in tips else "base", c.subject, c.author, c.when,
-                               labels=tuple(branch_labels.get(sha, ())), url=base_url + sha)
+        nodes[sha] = GraphNode(
+            sha,
+            edges,
+            "tip" if sha in tips else "base",
+            c.subject,
+            c.author,
+            c.when,
+            labels=tuple(branch_labels.get(sha, ())),
+            url=base_url + sha,
+        )
 
-    width = prefixes.common_width([c.abbrev for c in described.values()], refs.branches, refs.tags, list(nodes))
+    width = prefixes.common_width(
+        [c.abbrev for c in described.values()], refs.branches, refs.tags, list(nodes)
+    )
     ordered = topo_order({sha: replace(node, short=sha[:width]) for sha, node in nodes.items()})
     return Graph(ordered, more=more), sorted(refs.branches)
 
@@ -245,8 +294,11 @@ def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
     """The shown commits with git's shortest unique abbreviation (and the tips' details)."""
     if not shas:
         return {}
-    out = run_git(["log", "--no-walk=unsorted", f"--format={FORMAT}", "--abbrev=4", "--stdin"], repo=repo.disk_path,
-                  input="".join(s + "\n" for s in shas).encode()).stdout
+    out = run_git(
+        ["log", "--no-walk=unsorted", f"--format={FORMAT}", "--abbrev=4", "--stdin"],
+        repo=repo.disk_path,
+        input="".join(s + "\n" for s in shas).encode(),
+    ).stdout
     return parse_log(out)[0]
 
 
@@ -256,10 +308,13 @@ def _proposal_urls(repo: Repository, heads: list[Head]) -> dict[str, str]:
     refs = [h.ref for h in heads]
     if not refs:
         return {}
-    rows = Proposal.objects.filter(repository=repo, state=ProposalState.OPEN, source_ref__in=refs).values_list(
-        "source_ref", "number")
-    return {ref: reverse("proposal", kwargs={"owner": repo.owner.username, "name": repo.name, "number": number})
-            for ref, number in rows}
+    rows = Proposal.objects.filter(
+        repository=repo, state=ProposalState.OPEN, source_ref__in=refs
+    ).values_list("source_ref", "number")
+    return {
+        ref: reverse("proposal", kwargs={"owner": repo.owner.username, "name": repo.name, "number": number})
+        for ref, number in rows
+    }
 
 
 def topo_order(nodes: dict[str, GraphNode]) -> list[GraphNode]:

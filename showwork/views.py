@@ -66,8 +66,14 @@ def filters_from(params, viewer) -> Filters:
 
 
 def work_for(repo: Repository, request, filters: Filters) -> cache.View:
-    return cache.work_view(repo, viewer=request.user, user=filters.user, branch=filters.branch,
-                           since=filters.since, cap=filters.cap)
+    return cache.work_view(
+        repo,
+        viewer=request.user,
+        user=filters.user,
+        branch=filters.branch,
+        since=filters.since,
+        cap=filters.cap,
+    )
 
 
 def work(request, owner: str, name: str):
@@ -76,11 +82,19 @@ def work(request, owner: str, name: str):
     view = work_for(repo, request, filters)
     now = int(time.time())
     svg = render_svg(view.graph, view.layout, now=now) if view.graph.nodes else ""
-    response = render(request, "showwork/work.html", {
-        "repo": repo, "tab": "work", "svg": mark_safe(svg),  # noqa: S308 - render_svg escapes everything
-        "filters": filters, "branches": view.branches, "more": view.graph.more,
-        "count": sum(1 for n in view.graph.nodes if n.kind == "draft"),
-    })
+    response = render(
+        request,
+        "showwork/work.html",
+        {
+            "repo": repo,
+            "tab": "work",
+            "svg": mark_safe(svg),  # noqa: S308 - render_svg escapes everything
+            "filters": filters,
+            "branches": view.branches,
+            "more": view.graph.more,
+            "count": sum(1 for n in view.graph.nodes if n.kind == "draft"),
+        },
+    )
     response["X-Showwork-Cache"] = "hit" if view.hit else "miss"
     return response
 
@@ -88,7 +102,11 @@ def work(request, owner: str, name: str):
 def work_text(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     view = work_for(repo, request, filters_from(request.GET, request.user))
-    text = render_text(view.graph, view.layout, now=int(time.time())) if view.graph.nodes else "no unfinished work\n"
+    text = (
+        render_text(view.graph, view.layout, now=int(time.time()))
+        if view.graph.nodes
+        else "no unfinished work\n"
+    )
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
     response["X-Showwork-Cache"] = "hit" if view.hit else "miss"
     return response
@@ -96,8 +114,20 @@ def work_text(request, owner: str, name: str):
 
 def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
     """One head's drafts down to its base (one log --boundary), as a graph; and the base."""
-    out = run_git(["log", "--boundary", f"--format={selection.FORMAT}", "--abbrev=4", ref, "--not", "--branches",
-                   "--tags", "--"], repo=repo.disk_path).stdout
+    out = run_git(
+        [
+            "log",
+            "--boundary",
+            f"--format={selection.FORMAT}",
+            "--abbrev=4",
+            ref,
+            "--not",
+            "--branches",
+            "--tags",
+            "--",
+        ],
+        repo=repo.disk_path,
+    ).stdout
     drafts, bases = selection.parse_log(out)
     label = ref.removeprefix("refs/users/")
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
@@ -106,11 +136,21 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
     for sha, c in {**drafts, **bases}.items():
         kind = "draft" if sha in drafts else "base"
         parents = tuple((p, 0) for p in c.parents if p in drafts or p in bases) if kind == "draft" else ()
-        nodes[sha] = GraphNode(sha, parents, kind, c.subject, c.author, c.when, owner=label.split("/", 1)[0],
-                               labels=(label,) if sha == head else (), url=base_url + sha)
+        nodes[sha] = GraphNode(
+            sha,
+            parents,
+            kind,
+            c.subject,
+            c.author,
+            c.when,
+            owner=label.split("/", 1)[0],
+            labels=(label,) if sha == head else (),
+            url=base_url + sha,
+        )
     refs = selection.read_refs(repo, user=label.split("/", 1)[0])
-    width = prefixes.common_width([c.abbrev for c in (*drafts.values(), *bases.values())], refs.branches,
-                                  refs.tags, list(nodes))
+    width = prefixes.common_width(
+        [c.abbrev for c in (*drafts.values(), *bases.values())], refs.branches, refs.tags, list(nodes)
+    )
 
     ordered = selection.topo_order({sha: replace(n, short=sha[:width]) for sha, n in nodes.items()})
     first_base = next((p for c in drafts.values() for p in c.parents if p in bases), None)
@@ -124,27 +164,46 @@ def stack(request, owner: str, name: str, ref: str):
     full = f"refs/users/{ref}"
     if "/" not in ref or not view_for(repo, request.user).ref_visible(full):
         raise Http404
-    exists = run_git(["show-ref", "--verify", "--quiet", full], repo=repo.disk_path, check=False).returncode == 0
+    exists = (
+        run_git(["show-ref", "--verify", "--quiet", full], repo=repo.disk_path, check=False).returncode == 0
+    )
     if not exists:
         raise Http404
     graph, base = _stack_graph(repo, full)
     match = selection.NAMELESS.match(full)
     target = match[2] if match else repo.default_branch
-    tip = run_git(["rev-parse", "--verify", "--quiet", f"refs/heads/{target}^{{commit}}"], repo=repo.disk_path,
-                  check=False).text.strip()
+    tip = run_git(
+        ["rev-parse", "--verify", "--quiet", f"refs/heads/{target}^{{commit}}"],
+        repo=repo.disk_path,
+        check=False,
+    ).text.strip()
     if not tip:
-        target, tip = repo.default_branch, run_git(
-            ["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
-            repo=repo.disk_path, check=False).text.strip()
+        target, tip = (
+            repo.default_branch,
+            run_git(
+                ["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
+                repo=repo.disk_path,
+                check=False,
+            ).text.strip(),
+        )
     ahead = None
     if base and tip:
         ahead = int(run_git(["rev-list", "--count", f"{base}..{tip}"], repo=repo.disk_path).text.strip() or 0)
     svg = render_svg(graph, layout(graph), now=int(time.time())) if graph.nodes else ""
-    return render(request, "showwork/stack.html", {
-        "repo": repo, "tab": "work", "ref": ref, "svg": mark_safe(svg),  # noqa: S308 - escaped by render_svg
-        "drafts": sum(1 for n in graph.nodes if n.kind == "draft"), "target": target, "ahead": ahead,
-        "base": base,
-    })
+    return render(
+        request,
+        "showwork/stack.html",
+        {
+            "repo": repo,
+            "tab": "work",
+            "ref": ref,
+            "svg": mark_safe(svg),  # noqa: S308 - escaped by render_svg
+            "drafts": sum(1 for n in graph.nodes if n.kind == "draft"),
+            "target": target,
+            "ahead": ahead,
+            "base": base,
+        },
+    )
 
 
 def short_hash(request, owner: str, name: str, prefix: str):
@@ -160,18 +219,34 @@ def short_hash(request, owner: str, name: str, prefix: str):
     if not found:
         raise Http404
     if len(found) == 1:
-        return redirect(reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name,
-                                                       "sha": found[0]}))
-    out = run_git(["log", "--no-walk", "--format=%H%x00%an%x00%ct%x00%s", "--stdin"], repo=repo.disk_path,
-                  input="".join(s + "\n" for s in found).encode()).stdout.decode("utf-8", "replace")
+        return redirect(
+            reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name, "sha": found[0]})
+        )
+    out = run_git(
+        ["log", "--no-walk", "--format=%H%x00%an%x00%ct%x00%s", "--stdin"],
+        repo=repo.disk_path,
+        input="".join(s + "\n" for s in found).encode(),
+    ).stdout.decode("utf-8", "replace")
     rows = []
     for line in out.splitlines():
         sha, author, when, subject = line.split("\0", 3)
-        rows.append({"sha": sha, "author": author, "when": int(when or 0), "subject": subject,
-                     "url": reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name,
-                                                           "sha": sha})})
-    return render(request, "showwork/candidates.html", {"repo": repo, "tab": "work", "prefix": prefix.lower(),
-                                                         "rows": rows}, status=300)
+        rows.append(
+            {
+                "sha": sha,
+                "author": author,
+                "when": int(when or 0),
+                "subject": subject,
+                "url": reverse(
+                    "repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name, "sha": sha}
+                ),
+            }
+        )
+    return render(
+        request,
+        "showwork/candidates.html",
+        {"repo": repo, "tab": "work", "prefix": prefix.lower(), "rows": rows},
+        status=300,
+    )
 
 
 @login_required
@@ -183,14 +258,26 @@ def dashboard(request):
     older = _flag(request.GET.get("older"))
     repo_ids = Workspace.objects.filter(user=request.user).values_list("repository_id", flat=True)
     sections = []
-    for repo in Repository.objects.filter(pk__in=list(repo_ids)).select_related("owner").order_by("owner__username",
-                                                                                                  "name"):
+    for repo in (
+        Repository.objects.filter(pk__in=list(repo_ids))
+        .select_related("owner")
+        .order_by("owner__username", "name")
+    ):
         if not repo_selectors.can_read(request.user, repo):
             continue
-        view = cache.work_view(repo, viewer=request.user, user=request.user.username,
-                               since=None if older else selection.DEFAULT_SINCE)
+        view = cache.work_view(
+            repo,
+            viewer=request.user,
+            user=request.user.username,
+            since=None if older else selection.DEFAULT_SINCE,
+        )
         if not any(n.kind == "draft" for n in view.graph.nodes):
             continue
-        sections.append({"repo": repo, "svg": mark_safe(render_svg(view.graph, view.layout, now=now)),  # noqa: S308
-                         "more": view.graph.more})
+        sections.append(
+            {
+                "repo": repo,
+                "svg": mark_safe(render_svg(view.graph, view.layout, now=now)),  # noqa: S308
+                "more": view.graph.more,
+            }
+        )
     return render(request, "showwork/dashboard.html", {"sections": sections, "older": older})

@@ -18,7 +18,9 @@ def chromium_page(monkeypatch, *, width: int, height: int) -> Iterator:
     """A page in a fresh headless Chromium; skips (fails in CI: HOSTSITE_BROWSER_REQUIRED=1)
     where Playwright or Debian's chromium is missing. Dialogs are dismissed and kept in
     page.dialogs, so a test can assert that no script ran."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright missing: see requirements-dev.txt")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright missing: see requirements-dev.txt"
+    )
     if not os.access(CHROMIUM, os.X_OK):
         reason = f"{CHROMIUM} missing: install the Debian package chromium"
         if os.environ.get("HOSTSITE_BROWSER_REQUIRED") == "1":
@@ -29,7 +31,8 @@ def chromium_page(monkeypatch, *, width: int, height: int) -> Iterator:
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
+            executable_path=str(CHROMIUM),
+            headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
         )
         context = browser.new_context(viewport={"width": width, "height": height})

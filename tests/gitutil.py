@@ -6,7 +6,9 @@ import subprocess
 from pathlib import Path
 
 
-def git(env: dict[str, str], *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def git(
+    env: dict[str, str], *args: str, cwd: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
     argv = ["git", *(["-C", str(cwd)] if cwd else []), *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, check=check, timeout=120)
 

@@ -101,7 +101,14 @@ def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2", "ACCESS_LOG": "0"}
     web = ManagedProcess(
         "web",
-        [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"), "hostsite.wsgi:application"],
+        [
+            PY,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(BASE_DIR / "hostsite/gunicorn_conf.py"),
+            "hostsite.wsgi:application",
+        ],
         env,
         log_dir,
     )
@@ -116,8 +123,24 @@ def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
 def start_worker(env: dict[str, str], log_dir: Path, *, queue: str) -> ManagedProcess:
     worker = ManagedProcess(
         "worker",
-        [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO", "--concurrency", "1",
-         "--queues", queue, "--hostname", f"test-{os.getpid()}@%h", "--without-mingle", "--without-gossip"],
+        [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "hostsite",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--queues",
+            queue,
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+            "--without-mingle",
+            "--without-gossip",
+        ],
         env,
         log_dir,
     )

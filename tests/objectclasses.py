@@ -47,10 +47,18 @@ class Maker:
         self.objects: list[str] = []
 
     def raw(self, kind: str, data: bytes) -> str:
-        oid = subprocess.run(
-            ["git", "-C", str(self.path), "hash-object", "--literally", "-t", kind, "-w", "--stdin"],
-            input=data, env=self.env, capture_output=True, check=True, timeout=120,
-        ).stdout.decode().strip()
+        oid = (
+            subprocess.run(
+                ["git", "-C", str(self.path), "hash-object", "--literally", "-t", kind, "-w", "--stdin"],
+                input=data,
+                env=self.env,
+                capture_output=True,
+                check=True,
+                timeout=120,
+            )
+            .stdout.decode()
+            .strip()
+        )
         if oid not in self.objects:
             self.objects.append(oid)
         return oid
@@ -61,8 +69,9 @@ class Maker:
     def tree(self, *entries, sort: bool = True) -> str:
         """A tree of (mode, name, oid) entries, modes written as given; sorted as git sorts
         them (a subtree as if its name ended in "/") unless `sort` is false."""
-        entries = [(mode, name.encode() if isinstance(name, str) else name, oid)
-                   for mode, name, oid in entries]
+        entries = [
+            (mode, name.encode() if isinstance(name, str) else name, oid) for mode, name, oid in entries
+        ]
         if sort:
             entries.sort(key=lambda e: e[1] + (b"/" if e[0].lstrip("0") == "40000" else b""))
         return self.raw(_T, b"".join(m.encode() + b" " + n + b"\0" + bytes.fromhex(o) for m, n, o in entries))
@@ -70,8 +79,9 @@ class Maker:
     def readme(self) -> tuple[str, str, str]:
         return ("100644", "README", self.blob(b"base\n"))
 
-    def commit(self, tree: str, parents=(), *, author: bytes = b"author " + IDENT,
-               message: bytes = b"legacy\n") -> str:
+    def commit(
+        self, tree: str, parents=(), *, author: bytes = b"author " + IDENT, message: bytes = b"legacy\n"
+    ) -> str:
         head = f"tree {tree}\n".encode() + b"".join(f"parent {p}\n".encode() for p in parents)
         return self.raw(_C, head + author + b"\ncommitter " + IDENT + b"\n\n" + message)
 
@@ -119,8 +129,10 @@ def _root(*entries, sort: bool = True):
     (mode, name, content) with content bytes (a blob), a callable (maker -> oid) or an oid."""
 
     def make(m: Maker, base: str, base_tree: str) -> Bad:
-        made = [(mode, name, m.blob(c) if isinstance(c, bytes) else c(m) if callable(c) else c)
-                for mode, name, c in entries]
+        made = [
+            (mode, name, m.blob(c) if isinstance(c, bytes) else c(m) if callable(c) else c)
+            for mode, name, c in entries
+        ]
         return _in_commit(m, base, m.tree(m.readme(), *made) if sort else m.tree(*made, sort=False))
 
     return make
@@ -153,8 +165,12 @@ def _raw(kind: str, body: Callable[[str, str], bytes]):
 
 
 def _tag(name: bytes = b"v1", tagger: bytes = b"tagger " + IDENT + b"\n", extra: bytes = b""):
-    return _raw(_TAG, lambda b, t: f"object {b}\ntype commit\ntag ".encode() + name + b"\n" + tagger + extra
-                + b"\nlegacy tag\n")
+    return _raw(
+        _TAG,
+        lambda b, t: (
+            f"object {b}\ntype commit\ntag ".encode() + name + b"\n" + tagger + extra + b"\nlegacy tag\n"
+        ),
+    )
 
 
 def _commit(*headers: bytes, message: bytes = b"m\n"):
@@ -227,28 +243,44 @@ _ALL = [
     # Refused: hostile .gitmodules and .gitattributes.
     Case("gitmodulesName", _BLOB, _dotfile(_SUBMODULE.replace(b'"lib"', b'"../../hooks"'))),
     Case("gitmodulesPath", _BLOB, _dotfile(_SUBMODULE.replace(b"path = lib", b"path = --upload-pack=x"))),
-    Case("gitmodulesUrl", _BLOB, _dotfile(_SUBMODULE.replace(b"https://example.invalid/lib.git",
-                                                              b"--upload-pack=touch$IFS/tmp/pwned"))),
+    Case(
+        "gitmodulesUrl",
+        _BLOB,
+        _dotfile(
+            _SUBMODULE.replace(b"https://example.invalid/lib.git", b"--upload-pack=touch$IFS/tmp/pwned")
+        ),
+    ),
     Case("gitmodulesUpdate", _BLOB, _dotfile(_SUBMODULE + b"\tupdate = !rm -rf ~\n")),
     Case("gitmodulesSymlink", _T, _dotfile(b"../../.git/config", mode="120000")),
     Case("gitmodulesBlob", _T, _dotfile(b"", mode="40000")),
-    Case("gitmodulesLarge", _BLOB, _dotfile(_SUBMODULE + b"#" * 4096 + b"\n", fill=True),
-         server_config=_LOW_THRESHOLD,
-         note="index-pack cannot parse a .gitmodules over core.bigFileThreshold (512 MiB), which it "
-              "streams; the case lowers the receiving repository's threshold instead of sending 512 MiB"),
+    Case(
+        "gitmodulesLarge",
+        _BLOB,
+        _dotfile(_SUBMODULE + b"#" * 4096 + b"\n", fill=True),
+        server_config=_LOW_THRESHOLD,
+        note="index-pack cannot parse a .gitmodules over core.bigFileThreshold (512 MiB), which it "
+        "streams; the case lowers the receiving repository's threshold instead of sending 512 MiB",
+    ),
     Case("gitattributesSymlink", _T, _dotfile(b"../../.git/config", name=".gitattributes", mode="120000")),
     Case("gitattributesBlob", _T, _dotfile(b"", name=".gitattributes", mode="40000")),
     Case("gitattributesLineLength", _BLOB, _dotfile(b"*.c " + b"x" * 4096 + b"\n", name=".gitattributes")),
-    Case("gitattributesLarge", _BLOB, _dotfile(b"*.c text\n" * 200, name=".gitattributes", fill=True),
-         server_config=_LOW_THRESHOLD,
-         note="the real trigger is a .gitattributes over 100 MiB, or one index-pack streams (over "
-              "core.bigFileThreshold); the case lowers the receiving repository's threshold"),
+    Case(
+        "gitattributesLarge",
+        _BLOB,
+        _dotfile(b"*.c text\n" * 200, name=".gitattributes", fill=True),
+        server_config=_LOW_THRESHOLD,
+        note="the real trigger is a .gitattributes over 100 MiB, or one index-pack streams (over "
+        "core.bigFileThreshold); the case lowers the receiving repository's threshold",
+    ),
     # Refused: objects that do not parse reliably.
     Case("missingAuthor", _C, _commit(_COMMITTER)),
     Case("missingCommitter", _C, _commit(_AUTHOR)),
     Case("nulInHeader", _C, _author(b"A U Thor <author@example.invalid> 1112911993 -0700\0hidden")),
-    Case("unterminatedHeader", _C, _raw(_C, lambda b, t: f"tree {t}\nparent {b}\n".encode() + _AUTHOR
-                                        + _COMMITTER.rstrip(b"\n"))),
+    Case(
+        "unterminatedHeader",
+        _C,
+        _raw(_C, lambda b, t: f"tree {t}\nparent {b}\n".encode() + _AUTHOR + _COMMITTER.rstrip(b"\n")),
+    ),
 ]
 CASES: dict[str, Case] = {case.msg_id: case for case in _ALL}
 
@@ -256,39 +288,64 @@ _PARSER = "git's {} parser rejects it first ('{}'): 'invalid {}'"
 UNREACHABLE: dict[str, str] = {
     "emptyName": "git's tree parser rejects an empty name first ('empty filename in tree entry'): badTree",
     "gitmodulesMissing": "index-pack --strict needs every object a tree names to arrive or exist: the push "
-                         "is refused as 'did not receive expected object' before this check runs",
+    "is refused as 'did not receive expected object' before this check runs",
     "gitattributesMissing": "refused as 'did not receive expected object' first, as gitmodulesMissing",
     "missingTree": _PARSER.format("commit", "bogus commit object", "commit"),
     "badTreeSha1": _PARSER.format("commit", "bad tree pointer", "commit"),
     "badParentSha1": _PARSER.format("commit", "bad parents", "commit"),
-    **{msg_id: _PARSER.format("tag", "no valid object, type and tag lines", "tag")
-       for msg_id in ("missingObject", "badObjectSha1", "missingTypeEntry", "missingType", "missingTagEntry",
-                      "missingTag")},
+    **{
+        msg_id: _PARSER.format("tag", "no valid object, type and tag lines", "tag")
+        for msg_id in (
+            "missingObject",
+            "badObjectSha1",
+            "missingTypeEntry",
+            "missingType",
+            "missingTagEntry",
+            "missingTag",
+        )
+    },
     "badType": _PARSER.format("tag", "unknown tag type", "tag"),
     "unknownType": "a pack holds only commits, trees, blobs and tags: pack-objects cannot send another type",
 }
 _TAGGER = b"tagger " + IDENT + b"\n\nm\n"
 UNPARSEABLE: dict[str, tuple[Case, str]] = {
     "emptyName": (Case("badTree", _T, _root(("100644", "", b"x\n")), raw=True), "badTree"),
-    "gitmodulesMissing": (Case("gitmodulesMissing", _BLOB, _missing(".gitmodules"), raw=True),
-                          "did not receive expected object"),
-    "gitattributesMissing": (Case("gitattributesMissing", _BLOB, _missing(".gitattributes"), raw=True),
-                             "did not receive expected object"),
-    **{msg_id: (Case(msg_id, _C, _raw(_C, lambda b, t, head=head: head(b, t).encode() + _AUTHOR + _COMMITTER
-                                      + b"\nm\n"), raw=True), "invalid commit") for msg_id, head in {
-        "missingTree": lambda b, t: f"parent {b}\n",
-        "badTreeSha1": lambda b, t: f"tree {t[:-2]}zz\n",
-        "badParentSha1": lambda b, t: f"tree {t}\nparent {b[:-2]}zz\n",
-    }.items()},
-    **{msg_id: (Case(msg_id, _TAG, _raw(_TAG, body), raw=True), "invalid tag") for msg_id, body in {
-        "missingObject": lambda b, t: b"type commit\ntag v1\n" + _TAGGER,
-        "badObjectSha1": lambda b, t: f"object {b[:-2]}zz\ntype commit\ntag v1\n".encode() + _TAGGER,
-        "missingTypeEntry": lambda b, t: f"object {b}\ntag v1\n".encode() + _TAGGER,
-        "missingType": lambda b, t: f"object {b}\ntype commit".encode(),
-        "badType": lambda b, t: f"object {b}\ntype bogus\ntag v1\n".encode() + _TAGGER,
-        "missingTagEntry": lambda b, t: f"object {b}\ntype commit\n".encode() + _TAGGER,
-        "missingTag": lambda b, t: f"object {b}\ntype commit\ntag v1".encode(),
-    }.items()},
+    "gitmodulesMissing": (
+        Case("gitmodulesMissing", _BLOB, _missing(".gitmodules"), raw=True),
+        "did not receive expected object",
+    ),
+    "gitattributesMissing": (
+        Case("gitattributesMissing", _BLOB, _missing(".gitattributes"), raw=True),
+        "did not receive expected object",
+    ),
+    **{
+        msg_id: (
+            Case(
+                msg_id,
+                _C,
+                _raw(_C, lambda b, t, head=head: head(b, t).encode() + _AUTHOR + _COMMITTER + b"\nm\n"),
+                raw=True,
+            ),
+            "invalid commit",
+        )
+        for msg_id, head in {
+            "missingTree": lambda b, t: f"parent {b}\n",
+            "badTreeSha1": lambda b, t: f"tree {t[:-2]}zz\n",
+            "badParentSha1": lambda b, t: f"tree {t}\nparent {b[:-2]}zz\n",
+        }.items()
+    },
+    **{
+        msg_id: (Case(msg_id, _TAG, _raw(_TAG, body), raw=True), "invalid tag")
+        for msg_id, body in {
+            "missingObject": lambda b, t: b"type commit\ntag v1\n" + _TAGGER,
+            "badObjectSha1": lambda b, t: f"object {b[:-2]}zz\ntype commit\ntag v1\n".encode() + _TAGGER,
+            "missingTypeEntry": lambda b, t: f"object {b}\ntag v1\n".encode() + _TAGGER,
+            "missingType": lambda b, t: f"object {b}\ntype commit".encode(),
+            "badType": lambda b, t: f"object {b}\ntype bogus\ntag v1\n".encode() + _TAGGER,
+            "missingTagEntry": lambda b, t: f"object {b}\ntype commit\n".encode() + _TAGGER,
+            "missingTag": lambda b, t: f"object {b}\ntype commit\ntag v1".encode(),
+        }.items()
+    },
 }
 
 
@@ -306,16 +363,21 @@ def build(case: Case, workdir: Path, env: dict[str, str]) -> Built:
     `refs/heads/case/<id>` (a commit) or `refs/tags/case-<id>` (a tag) at it."""
     workdir = Path(workdir)
     if not (workdir / ".git").exists():
-        subprocess.run(["git", "init", "--quiet", "-b", "main", str(workdir)], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "init", "--quiet", "-b", "main", str(workdir)], env=env, check=True, capture_output=True
+        )
     m = Maker(workdir, env)
     base_tree = m.tree(m.readme())
     base = m.commit(base_tree, message=b"base\n")
     bad = case.make(m, base, base_tree)
     ref = f"refs/tags/case-{case.msg_id}" if case.kind == _TAG else f"refs/heads/case/{case.msg_id}"
     # update-ref refuses a tip git cannot parse: such a ref is written as a file.
-    if subprocess.run(["git", "-C", str(workdir), "update-ref", ref, bad.tip], env=env,
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["git", "-C", str(workdir), "update-ref", ref, bad.tip], env=env, capture_output=True
+        ).returncode
+        != 0
+    ):
         (workdir / ".git" / ref).parent.mkdir(parents=True, exist_ok=True)
         (workdir / ".git" / ref).write_text(bad.tip + "\n")
     return Built(case, ref, bad.tip, bad.bad_oid, base, tuple(o for o in m.objects if o not in bad.omit))
@@ -324,16 +386,27 @@ def build(case: Case, workdir: Path, env: dict[str, str]) -> Built:
 def raw_pack(workdir: Path, env: dict[str, str], objects) -> bytes:
     """A pack of exactly these objects: pack-objects given ids walks nothing, so it packs
     objects that `git push`, which walks the history, will not read."""
-    return subprocess.run(["git", "-C", str(workdir), "pack-objects", "--stdout", "-q"],
-                          input="".join(f"{oid}\n" for oid in objects).encode(), env=env,
-                          capture_output=True, check=True, timeout=300).stdout
+    return subprocess.run(
+        ["git", "-C", str(workdir), "pack-objects", "--stdout", "-q"],
+        input="".join(f"{oid}\n" for oid in objects).encode(),
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    ).stdout
 
 
 _FSCK_LINE = re.compile(r"^(?:error|warning) in \w+ ([0-9a-f]{40,64}): ([A-Za-z][A-Za-z0-9]*): ", re.M)
 
 
-def fsck_ids(path: Path, env: dict[str, str], msg_id: str, *, bare: bool = False,
-             config: tuple[tuple[str, str], ...] = ()) -> dict[str, set[str]]:
+def fsck_ids(
+    path: Path,
+    env: dict[str, str],
+    msg_id: str,
+    *,
+    bare: bool = False,
+    config: tuple[tuple[str, str], ...] = (),
+) -> dict[str, set[str]]:
     """What `git fsck --strict` reports (msg_id -> object ids) with every known id at warn (the
     two git cannot demote stay errors) and `msg_id` at error, so any other finding shows too.
     With `config` (a case's server_config) the objects are packed first: git fsck then reads
@@ -345,8 +418,13 @@ def fsck_ids(path: Path, env: dict[str, str], msg_id: str, *, bare: bool = False
     for check in objectcheck.known_checks():
         error = check.msg_id == msg_id or check.msg_id.lower() in objectcheck.FATAL
         args += ["-c", f"fsck.{check.msg_id}={'error' if error else 'warn'}"]
-    out = subprocess.run(["git", *where, *args, "fsck", "--strict", "--no-dangling"], env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        ["git", *where, *args, "fsck", "--strict", "--no-dangling"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     found: dict[str, set[str]] = {}
     for oid, found_id in _FSCK_LINE.findall(out.stdout + out.stderr):
         found.setdefault(found_id, set()).add(oid)

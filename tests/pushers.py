@@ -72,14 +72,26 @@ class World:
         pusher = Pusher(self, username, self.tmp / username, self.env)
         if role:
             services.membership_set(repo=self.repo, user=pusher.user, role=Role.from_label(role))
-        subprocess.run(["git", "clone", "--quiet", pusher.remote, str(pusher.work)], env=self.env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "clone", "--quiet", pusher.remote, str(pusher.work)],
+            env=self.env,
+            check=True,
+            capture_output=True,
+        )
         self.users[username] = pusher
         return pusher
 
     def refs(self) -> dict[str, str]:
         out = subprocess.run(
-            ["git", "--git-dir", str(self.repo.disk_path), "for-each-ref", "--format=%(refname) %(objectname)"],
-            capture_output=True, text=True, check=True,
+            [
+                "git",
+                "--git-dir",
+                str(self.repo.disk_path),
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         return dict(line.split(" ", 1) for line in out.splitlines())

@@ -128,7 +128,9 @@ REPO_ROUTES: dict[str, Row] = {
     "api-workspaces": Row("GET", "/api/v1/repos/{repo}/workspaces"),
     "api-workspace": Row("GET", "/api/v1/repos/{repo}/workspaces/olga"),
     "api-archived-refs": Row("GET", "/api/v1/repos/{repo}/workspaces/olga/archived"),
-    "api-archived-ref-restore": Row("POST", "/api/v1/repos/{repo}/workspaces/olga/archived/{archived}/restore"),
+    "api-archived-ref-restore": Row(
+        "POST", "/api/v1/repos/{repo}/workspaces/olga/archived/{archived}/restore"
+    ),
     "api-protected-branches": Row("GET", "/api/v1/repos/{repo}/protected-branches"),
     "api-protected-branch": Row("DELETE", "/api/v1/repos/{repo}/protected-branches/main"),
     "api-workspace-settings": Row("GET", "/api/v1/repos/{repo}/workspace-settings"),
@@ -172,8 +174,11 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "notifications-read-all": Public(None, "POST only; marks the caller's own notifications read"),
     "workspace-exports": Public("/settings/workspace-exports"),
     "moderation": Public("/moderation"),
-    "bundle-object": Public(None, "content-addressed bundle files; private ones need the repository's "
-                                  "credentials: tests/bundles/test_visibility.py"),
+    "bundle-object": Public(
+        None,
+        "content-addressed bundle files; private ones need the repository's "
+        "credentials: tests/bundles/test_visibility.py",
+    ),
     "api-schema": Public("/api/v1/schema/"),
     "api-user": Public("/api/v1/user"),
     "api-tokens": Public("/api/v1/user/tokens"),
@@ -183,7 +188,9 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "api-workspace-exports": Public("/api/v1/user/workspace-exports"),
     "api-notifications": Public("/api/v1/notifications"),
     "api-moderation-reports": Public("/api/v1/moderation/reports"),
-    "api-moderation-report-dismiss": Public(None, "staff only, POST; tests/workspaces/test_moderation_pages.py"),
+    "api-moderation-report-dismiss": Public(
+        None, "staff only, POST; tests/workspaces/test_moderation_pages.py"
+    ),
     "api-moderation-actions": Public(None, "staff only, POST; tests/workspaces/test_moderation_pages.py"),
     "api-moderation-audit": Public("/api/v1/moderation/audit"),
 }
@@ -204,8 +211,11 @@ def all_routes():
 
 def test_every_route_has_a_row():
     known = set(REPO_ROUTES) | set(OWNED_ROUTES) | set(PUBLIC_ROUTES)
-    missing = [f"{name} ({pattern})" for name, pattern in all_routes()
-               if (name is None and pattern not in UNNAMED_OK) or (name is not None and name not in known)]
+    missing = [
+        f"{name} ({pattern})"
+        for name, pattern in all_routes()
+        if (name is None and pattern not in UNNAMED_OK) or (name is not None and name not in known)
+    ]
     assert not missing, "routes without a row in the visibility matrix: " + ", ".join(missing)
 
 
@@ -225,15 +235,29 @@ def world(tmp_path, git_home):
     olga = repo.owner
     run_git(["update-ref", "refs/users/olga/w", head], repo=repo.disk_path)
     run_git(["update-ref", "refs/pull/1/head", head], repo=repo.disk_path)
-    proposal = proposal_open(repo=repo, user=olga, source_ref="refs/users/olga/w", target_branch="main",
-                             title="work")
+    proposal = proposal_open(
+        repo=repo, user=olga, source_ref="refs/users/olga/w", target_branch="main", title="work"
+    )
     push = pushes.push_record(repo=repo, pusher=olga, updates=[pushes.Update(ZERO, head, "refs/heads/x")])
     hook = Webhook.objects.create(repository=repo, url="https://example.invalid/hook", secret="s")
-    archived = ArchivedRef.objects.create(repository=repo, username="olga", ref="refs/users/olga/old", sha=sha,
-                                          archive_ref="refs/archive/olga/1", branch="main", how="merged",
-                                          reason="merged", expires_at=timezone.now() + timedelta(days=30))
-    imported = RepositoryImport.objects.create(repository=repo, full_name=f"olga/{SECRET}", requested_by=olga,
-                                               source_url="https://example.invalid/x.git", state=ImportState.DONE)
+    archived = ArchivedRef.objects.create(
+        repository=repo,
+        username="olga",
+        ref="refs/users/olga/old",
+        sha=sha,
+        archive_ref="refs/archive/olga/1",
+        branch="main",
+        how="merged",
+        reason="merged",
+        expires_at=timezone.now() + timedelta(days=30),
+    )
+    imported = RepositoryImport.objects.create(
+        repository=repo,
+        full_name=f"olga/{SECRET}",
+        requested_by=olga,
+        source_url="https://example.invalid/x.git",
+        state=ImportState.DONE,
+    )
     Mirror.objects.create(repository=repo, url="https://example.invalid/x.git", enabled=False)
     export = WorkspaceExport.objects.create(repository=repo, user=olga)
     from notifications.services import notify
@@ -243,11 +267,27 @@ def world(tmp_path, git_home):
     otto = UserFactory(username="otto")
     otto_token = services.token_create(user=otto, scope="write")[1]
     olga_token = services.token_create(user=olga, scope="write")[1]
-    values = {"sha": sha, "short": sha[:7], "push": push.pk, "hook": hook.pk, "proposal": proposal.number,
-              "archived": archived.pk, "import_id": imported.pk, "export": export.pk, "notification": notification.pk,
-              "token_id": token.pk, "repo_id": repo.pk}
-    return {"repo": repo, "olga": olga, "otto": otto, "values": values, "otto_token": otto_token,
-            "olga_token": olga_token}
+    values = {
+        "sha": sha,
+        "short": sha[:7],
+        "push": push.pk,
+        "hook": hook.pk,
+        "proposal": proposal.number,
+        "archived": archived.pk,
+        "import_id": imported.pk,
+        "export": export.pk,
+        "notification": notification.pk,
+        "token_id": token.pk,
+        "repo_id": repo.pk,
+    }
+    return {
+        "repo": repo,
+        "olga": olga,
+        "otto": otto,
+        "values": values,
+        "otto_token": otto_token,
+        "olga_token": olga_token,
+    }
 
 
 def _client(user=None, token=None) -> Client:
@@ -264,10 +304,15 @@ def _request(client: Client, method: str, path: str, *, git_token=None, username
     if git_token:
         import base64
 
-        kwargs["HTTP_AUTHORIZATION"] = "Basic " + base64.b64encode(f"{username}:{git_token}".encode()).decode()
+        kwargs["HTTP_AUTHORIZATION"] = (
+            "Basic " + base64.b64encode(f"{username}:{git_token}".encode()).decode()
+        )
     call = getattr(client, method.lower())
-    return call(path, data=b"0000" if method == "POST" and "/git-" in path else None, **kwargs) \
-        if "/git-" in path else call(path, **kwargs)
+    return (
+        call(path, data=b"0000" if method == "POST" and "/git-" in path else None, **kwargs)
+        if "/git-" in path
+        else call(path, **kwargs)
+    )
 
 
 def _path(row_path: str, world, name: str) -> str:
@@ -287,7 +332,9 @@ def test_private_repositories_answer_as_missing_ones_at_every_route(world):
                 if who == "anonymous":
                     response = _request(_client(), row.method, path)
                 elif is_git:
-                    response = _request(_client(), row.method, path, git_token=world["otto_token"], username="otto")
+                    response = _request(
+                        _client(), row.method, path, git_token=world["otto_token"], username="otto"
+                    )
                 elif is_api:
                     response = _request(_client(token=world["otto_token"]), row.method, path)
                 else:

@@ -24,8 +24,11 @@ class WorkspaceRef:
 
 def _users_refs(repo: Repository, prefix: str = "refs/users/") -> list[tuple[str, str, int, str]]:
     out = run_git(
-        ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(committerdate:unix)%00%(contents:subject)",
-         prefix],
+        [
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(committerdate:unix)%00%(contents:subject)",
+            prefix,
+        ],
         repo=repo.disk_path,
     ).stdout.decode("utf-8", "replace")
     rows = []
@@ -49,18 +52,23 @@ def workspace_summary(repo: Repository) -> dict[str, dict]:
 
 
 def count_user_refs(repo: Repository, username: str) -> int:
-    return run_git(["for-each-ref", "--format=x", f"refs/users/{username}/"], repo=repo.disk_path).stdout.count(b"\n")
+    return run_git(
+        ["for-each-ref", "--format=x", f"refs/users/{username}/"], repo=repo.disk_path
+    ).stdout.count(b"\n")
 
 
 def _default_tip(repo: Repository) -> str | None:
-    result = run_git(["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
-                     repo=repo.disk_path, check=False)
+    result = run_git(
+        ["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
+        repo=repo.disk_path,
+        check=False,
+    )
     return result.text.strip() or None
 
 
 def _workspace_ref(prefix: str, row: tuple[str, str, int, str]) -> WorkspaceRef:
     ref, sha, when, subject = row
-    return WorkspaceRef(ref, ref[len(prefix):], sha, datetime.fromtimestamp(when, tz=UTC), subject)
+    return WorkspaceRef(ref, ref[len(prefix) :], sha, datetime.fromtimestamp(when, tz=UTC), subject)
 
 
 def user_refs(repo: Repository, username: str) -> list[WorkspaceRef]:
@@ -85,8 +93,9 @@ def with_counts(repo: Repository, refs: list[WorkspaceRef]) -> list[WorkspaceRef
         return list(refs)
     counted = []
     for r in refs:
-        counts = run_git(["rev-list", "--left-right", "--count", f"{base}...{r.sha}"], repo=repo.disk_path,
-                         check=False).text.split()
+        counts = run_git(
+            ["rev-list", "--left-right", "--count", f"{base}...{r.sha}"], repo=repo.disk_path, check=False
+        ).text.split()
         behind, ahead = (int(counts[0]), int(counts[1])) if len(counts) == 2 else (None, None)
         counted.append(replace(r, ahead=ahead, behind=behind))
     return counted

@@ -83,8 +83,10 @@ def index_push(push: Push) -> int:
     repo = push.repository
     path = repo.disk_path
     shas = list(push.commits.values_list("sha", flat=True))
-    rows = [PatchId(repository=repo, kind=PatchId.Kind.COMMIT, patch_id=pid, sha=sha, push=push)
-            for sha, pid in patchids.of_commits(path, shas).items()]
+    rows = [
+        PatchId(repository=repo, kind=PatchId.Kind.COMMIT, patch_id=pid, sha=sha, push=push)
+        for sha, pid in patchids.of_commits(path, shas).items()
+    ]
     default = f"refs/heads/{repo.default_branch}"
     for update in push.ref_updates.all():
         if not update.ref.startswith("refs/users/") or _is_zero(update.new):
@@ -93,8 +95,11 @@ def index_push(push: Push) -> int:
         if base and base != update.new:
             pid = patchids.of_range(path, base, update.new)
             if pid:
-                rows.append(PatchId(repository=repo, kind=PatchId.Kind.COMBINED, patch_id=pid, sha=update.new,
-                                    push=push))
+                rows.append(
+                    PatchId(
+                        repository=repo, kind=PatchId.Kind.COMBINED, patch_id=pid, sha=update.new, push=push
+                    )
+                )
     PatchId.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
 
@@ -103,8 +108,11 @@ def _index_recent(repo: Repository) -> None:
     """Index workspace pushes the indexing task has not reached yet (it may run behind)."""
     since = timezone.now() - timedelta(days=1)
     indexed = PatchId.objects.filter(repository=repo, push__created_at__gte=since).values("push_id")
-    pending = (Push.objects.filter(repository=repo, touches_workspace=True, created_at__gte=since)
-               .exclude(pk__in=indexed).order_by("-pk")[:200])
+    pending = (
+        Push.objects.filter(repository=repo, touches_workspace=True, created_at__gte=since)
+        .exclude(pk__in=indexed)
+        .order_by("-pk")[:200]
+    )
     for push in pending:
         try:
             index_push(push)
@@ -127,18 +135,34 @@ def find_landed(repo: Repository, branch: str, old: str, new: str) -> list[Lande
     merged = _listed(path, [*args, "refs/users/"])
     landed = [Landed(ref, sha, "merged") for ref, sha in sorted(merged.items())]
 
-    brought = run_git(["rev-list", "--no-merges", f"--max-count={MAX_LANDED_COMMITS}", new,
-                       *([] if _is_zero(old) else ["--not", old])], repo=path).text.split()
+    brought = run_git(
+        [
+            "rev-list",
+            "--no-merges",
+            f"--max-count={MAX_LANDED_COMMITS}",
+            new,
+            *([] if _is_zero(old) else ["--not", old]),
+        ],
+        repo=path,
+    ).text.split()
     landed_ids = set(patchids.of_commits(path, brought).values())
     if not landed_ids:
         return landed
-    push_ids = PatchId.objects.filter(repository=repo, patch_id__in=landed_ids).values_list("push_id", flat=True)
-    owners = {u.split("/", 3)[2] for u in Push.objects.filter(pk__in=set(push_ids)).values_list(
-        "ref_updates__ref", flat=True) if u and u.startswith("refs/users/")}
+    push_ids = PatchId.objects.filter(repository=repo, patch_id__in=landed_ids).values_list(
+        "push_id", flat=True
+    )
+    owners = {
+        u.split("/", 3)[2]
+        for u in Push.objects.filter(pk__in=set(push_ids)).values_list("ref_updates__ref", flat=True)
+        if u and u.startswith("refs/users/")
+    }
     if not owners:
         return landed
-    candidates = {ref: sha for ref, sha in _listed(path, [f"refs/users/{name}/" for name in sorted(owners)]).items()
-                  if ref not in merged}
+    candidates = {
+        ref: sha
+        for ref, sha in _listed(path, [f"refs/users/{name}/" for name in sorted(owners)]).items()
+        if ref not in merged
+    }
     found = _landed_by_patch(path, candidates, new, landed_ids)
     landed += [Landed(ref, candidates[ref], how) for ref, how in sorted(found.items())]
     return landed
@@ -201,14 +225,20 @@ def _archive_ref(username: str) -> str:
 
 def _transaction(path, lines: list[str]) -> bool:
     """One atomic `update-ref --stdin` transaction; False if a ref was not where expected."""
-    result = run_git(["update-ref", "--stdin"], repo=path, input="".join(f"{line}\n" for line in lines).encode(),
-                     check=False)
+    result = run_git(
+        ["update-ref", "--stdin"],
+        repo=path,
+        input="".join(f"{line}\n" for line in lines).encode(),
+        check=False,
+    )
     if result.returncode != 0:
         log.info("ref transaction refused: %s", result.stderr.decode("utf-8", "replace").strip()[:500])
     return result.returncode == 0
 
 
-def archive_landed(repo: Repository, branch: str, landed: list[Landed], *, push: Push | None) -> list[ArchivedRef]:
+def archive_landed(
+    repo: Repository, branch: str, landed: list[Landed], *, push: Push | None
+) -> list[ArchivedRef]:
     """Compare-and-delete each ref into refs/archive/, and record it. A ref that moved since it
     was checked stays (its transaction fails alone)."""
     path = repo.disk_path
@@ -220,22 +250,42 @@ def archive_landed(repo: Repository, branch: str, landed: list[Landed], *, push:
         return [f"create {archives[item.ref]} {item.sha}", f"delete {item.ref} {item.sha}"]
 
     # All in one transaction; if any ref moved meanwhile, each on its own, so the others go.
-    if landed and _transaction(path, ["start", *(s for item in landed for s in steps(item)), "prepare", "commit"]):
+    if landed and _transaction(
+        path, ["start", *(s for item in landed for s in steps(item)), "prepare", "commit"]
+    ):
         done = landed
     else:
         done = [item for item in landed if _transaction(path, ["start", *steps(item), "prepare", "commit"])]
     where = f" in push #{push.pk}" if push else ""
-    rows = [ArchivedRef(
-        repository=repo, username=item.username, ref=item.ref, sha=item.sha, archive_ref=archives[item.ref],
-        branch=branch, how=item.how, reason=f"{what[item.how]} {branch}{where}", push=push,
-        deleted_by=push.pusher if push else None, expires_at=expires,
-    ) for item in done]
+    rows = [
+        ArchivedRef(
+            repository=repo,
+            username=item.username,
+            ref=item.ref,
+            sha=item.sha,
+            archive_ref=archives[item.ref],
+            branch=branch,
+            how=item.how,
+            reason=f"{what[item.how]} {branch}{where}",
+            push=push,
+            deleted_by=push.pusher if push else None,
+            expires_at=expires,
+        )
+        for item in done
+    ]
     with transaction.atomic():
         created = ArchivedRef.objects.bulk_create(rows)
         for row in created:
-            transaction.on_commit(lambda row=row: workspace_ref_archived.send(
-                sender=ArchivedRef, repository_id=repo.pk, ref=row.ref, sha=row.sha,
-                push_id=row.push_id, reason=row.reason))
+            transaction.on_commit(
+                lambda row=row: workspace_ref_archived.send(
+                    sender=ArchivedRef,
+                    repository_id=repo.pk,
+                    ref=row.ref,
+                    sha=row.sha,
+                    push_id=row.push_id,
+                    reason=row.reason,
+                )
+            )
     return created
 
 
@@ -253,7 +303,9 @@ def cleanup_after_push(push: Push) -> list[ArchivedRef]:
             landed = find_landed(repo, branch, update.old, update.new)
             archived += archive_landed(repo, branch, landed, push=push)
     if archived:
-        log.info("archived %d merged workspace refs in %s after push #%s", len(archived), repo.full_name, push.pk)
+        log.info(
+            "archived %d merged workspace refs in %s after push #%s", len(archived), repo.full_name, push.pk
+        )
     return archived
 
 
@@ -270,12 +322,21 @@ def restore(archived: ArchivedRef, *, user, name: str | None = None) -> str:
         raise InvalidInput(f"{ref!r} is not a valid ref name in {archived.username}'s workspace")
     with repository_lock(repo.pk, purpose=f"restore {ref}", timeout=30):
         # `create` fails if the ref exists: restoring never overwrites newer work.
-        ok = _transaction(repo.disk_path, ["start", f"create {ref} {archived.sha}",
-                                           f"delete {archived.archive_ref} {archived.sha}", "prepare", "commit"])
+        ok = _transaction(
+            repo.disk_path,
+            [
+                "start",
+                f"create {ref} {archived.sha}",
+                f"delete {archived.archive_ref} {archived.sha}",
+                "prepare",
+                "commit",
+            ],
+        )
         if not ok:
             raise Conflict(f"{ref} exists (or the archive moved): restore it under another name")
         ArchivedRef.objects.filter(pk=archived.pk).update(
-            state=ArchivedRef.State.RESTORED, restored_at=timezone.now(), restored_by=user, ref=ref)
+            state=ArchivedRef.State.RESTORED, restored_at=timezone.now(), restored_by=user, ref=ref
+        )
     return ref
 
 
@@ -284,11 +345,14 @@ def expire_due(now=None) -> int:
     now = now or timezone.now()
     expired = 0
     due = ArchivedRef.objects.filter(state=ArchivedRef.State.ARCHIVED, expires_at__lte=now).select_related(
-        "repository")[:1000]
+        "repository"
+    )[:1000]
     for row in due:
         with repository_lock(row.repository_id, purpose="expire archived refs", timeout=settings.GIT_TIMEOUT):
-            gone = _transaction(row.repository.disk_path, ["start", f"delete {row.archive_ref} {row.sha}",
-                                                            "prepare", "commit"])
+            gone = _transaction(
+                row.repository.disk_path,
+                ["start", f"delete {row.archive_ref} {row.sha}", "prepare", "commit"],
+            )
             if gone or not _ref_exists(row.repository.disk_path, row.archive_ref):
                 ArchivedRef.objects.filter(pk=row.pk).update(state=ArchivedRef.State.EXPIRED)
                 expired += 1

@@ -49,8 +49,10 @@ def _hidden_workspaces(repo, user, role: str) -> list[str]:
 
 def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
     if service == "upload-pack":
-        return [("uploadpack.hideRefs", value) for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS,
-                                                             *_hidden_workspaces(repo, user, role))]
+        return [
+            ("uploadpack.hideRefs", value)
+            for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS, *_hidden_workspaces(repo, user, role))
+        ]
     if service != "receive-pack" or user is None:
         return []
     pairs = [
@@ -73,17 +75,25 @@ def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
             # The same refs, said as "hide everything but these": repos.advertisement then
             # lists them by prefix instead of receive-pack reading all 100k (~13 ms a push).
             # Other namespaces (refs/archive/; none is pushable by a contributor) are hidden too.
-            pairs += [("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")]
+            pairs += [
+                ("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")
+            ]
         else:
             # The push itself: git refuses updates to other users' workspaces as hidden refs,
             # and the pre-receive policy explains every other refusal.
-            pairs += [("receive.hideRefs", "refs/users/"), ("receive.hideRefs", f"!{own}"),
-                      ("receive.hideRefs", ARCHIVE), ("receive.hideRefs", TAKEDOWN),
-                      ("receive.hideRefs", IMPORTED_REFS)]
+            pairs += [
+                ("receive.hideRefs", "refs/users/"),
+                ("receive.hideRefs", f"!{own}"),
+                ("receive.hideRefs", ARCHIVE),
+                ("receive.hideRefs", TAKEDOWN),
+                ("receive.hideRefs", IMPORTED_REFS),
+            ]
     else:
         # Maintainers see every workspace but hidden and taken-down ones (admins see those).
-        pairs += [("receive.hideRefs", value) for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS,
-                                                            *_hidden_workspaces(repo, user, role))]
+        pairs += [
+            ("receive.hideRefs", value)
+            for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS, *_hidden_workspaces(repo, user, role))
+        ]
     return pairs
 
 

@@ -28,8 +28,11 @@ def of_commits(repo_path: Path, shas: Iterable[str]) -> dict[str, str]:
     shas = list(dict.fromkeys(shas))
     if not shas:
         return {}
-    diff = run_git(["diff-tree", "--stdin", "-p", "--root", *_DIFF_OPTS], repo=repo_path,
-                   input="".join(f"{sha}\n" for sha in shas).encode()).stdout
+    diff = run_git(
+        ["diff-tree", "--stdin", "-p", "--root", *_DIFF_OPTS],
+        repo=repo_path,
+        input="".join(f"{sha}\n" for sha in shas).encode(),
+    ).stdout
     return {commit: patch_id for patch_id, commit in _patch_ids(repo_path, diff)}
 
 

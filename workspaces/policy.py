@@ -23,10 +23,27 @@ INTERNAL = ("refs/archive/", "refs/takedown/")
 INVISIBLE = frozenset(
     cp
     for first, last in (
-        (0x80, 0x9F), (0xA0, 0xA0), (0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), (0x115F, 0x1160),
-        (0x1680, 0x1680), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2000, 0x200F), (0x2028, 0x202F),
-        (0x205F, 0x206F), (0x3000, 0x3000), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-        (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x1D173, 0x1D17A), (0xE0000, 0xE007F), (0xE0100, 0xE01EF),
+        (0x80, 0x9F),
+        (0xA0, 0xA0),
+        (0xAD, 0xAD),
+        (0x34F, 0x34F),
+        (0x61C, 0x61C),
+        (0x115F, 0x1160),
+        (0x1680, 0x1680),
+        (0x17B4, 0x17B5),
+        (0x180B, 0x180F),
+        (0x2000, 0x200F),
+        (0x2028, 0x202F),
+        (0x205F, 0x206F),
+        (0x3000, 0x3000),
+        (0x3164, 0x3164),
+        (0xFE00, 0xFE0F),
+        (0xFEFF, 0xFEFF),
+        (0xFFA0, 0xFFA0),
+        (0xFFF9, 0xFFFB),
+        (0x1D173, 0x1D17A),
+        (0xE0000, 0xE007F),
+        (0xE0100, 0xE01EF),
     )
     for cp in range(first, last + 1)
 )
@@ -43,8 +60,10 @@ def invisible_reason(ref: str) -> str | None:
     if not found:
         return None
     chars = ", ".join(f"U+{cp:04X}" for cp in found)
-    return (f"{shown(ref)} contains invisible or direction-changing characters ({chars}), which make a "
-            f"ref name display as something else; push it under a name without them")
+    return (
+        f"{shown(ref)} contains invisible or direction-changing characters ({chars}), which make a "
+        f"ref name display as something else; push it under a name without them"
+    )
 
 
 # Plain classes and environment variables, not dataclasses and JSON: the hook imports this
@@ -53,11 +72,28 @@ def invisible_reason(ref: str) -> str | None:
 
 
 class Rules:
-    __slots__ = ("banned", "default_branch", "frozen", "maintainers_edit_workspaces", "mirror", "protected",
-                 "ref_limit", "taken_down")
+    __slots__ = (
+        "banned",
+        "default_branch",
+        "frozen",
+        "maintainers_edit_workspaces",
+        "mirror",
+        "protected",
+        "ref_limit",
+        "taken_down",
+    )
 
-    def __init__(self, default_branch="main", protected=None, maintainers_edit_workspaces=True,
-                 frozen=frozenset(), ref_limit=1000, banned=frozenset(), mirror=False, taken_down=frozenset()):
+    def __init__(
+        self,
+        default_branch="main",
+        protected=None,
+        maintainers_edit_workspaces=True,
+        frozen=frozenset(),
+        ref_limit=1000,
+        banned=frozenset(),
+        mirror=False,
+        taken_down=frozenset(),
+    ):
         self.default_branch = default_branch
         # branch -> whether an admin allowed force-pushes to it
         self.protected = dict(protected or {})
@@ -82,7 +118,9 @@ class Rules:
         (git check-ref-format and the username rules), so simple lists are unambiguous."""
         return {
             "HOSTSITE_DEFAULT_BRANCH": self.default_branch,
-            "HOSTSITE_PROTECTED": ",".join(f"{name}:{int(force)}" for name, force in sorted(self.protected.items())),
+            "HOSTSITE_PROTECTED": ",".join(
+                f"{name}:{int(force)}" for name, force in sorted(self.protected.items())
+            ),
             "HOSTSITE_MAINTAINERS_EDIT": "1" if self.maintainers_edit_workspaces else "0",
             "HOSTSITE_FROZEN": ",".join(sorted(self.frozen)),
             "HOSTSITE_WORKSPACE_REF_LIMIT": str(self.ref_limit),
@@ -164,32 +202,43 @@ def decide(
         if pusher in rules.frozen:
             return f"your workspace on this repository is frozen by a moderator; {ref} was not accepted"
         if update.is_delete:
-            return (f"{ref} cannot be deleted: refs/for/ only receives work. Delete the workspace ref "
-                    f"instead: git push origin :refs/users/{pusher}/<name>")
+            return (
+                f"{ref} cannot be deleted: refs/for/ only receives work. Delete the workspace ref "
+                f"instead: git push origin :refs/users/{pusher}/<name>"
+            )
         return None  # proc-receive turns it into a workspace ref
 
     if ref.startswith(("refs/heads/", "refs/tags/")):
-        kind, name = ("branch", ref[len("refs/heads/"):]) if ref.startswith("refs/heads/") else \
-            ("tag", ref[len("refs/tags/"):])
+        kind, name = (
+            ("branch", ref[len("refs/heads/") :])
+            if ref.startswith("refs/heads/")
+            else ("tag", ref[len("refs/tags/") :])
+        )
         if rules.mirror:
-            return (f"this repository mirrors an upstream: its branches and tags change only through the "
-                    f"mirror, so {ref} was not updated. Push your work to your workspace instead: "
-                    f"{_workspace_hint(pusher, name)}")
+            return (
+                f"this repository mirrors an upstream: its branches and tags change only through the "
+                f"mirror, so {ref} was not updated. Push your work to your workspace instead: "
+                f"{_workspace_hint(pusher, name)}"
+            )
         if role not in WRITE_ROLES:
-            return (f"you need write access to push to {ref}; push to your workspace instead: "
-                    f"{_workspace_hint(pusher, name)} or git push origin HEAD:refs/for/{default}")
+            return (
+                f"you need write access to push to {ref}; push to your workspace instead: "
+                f"{_workspace_hint(pusher, name)} or git push origin HEAD:refs/for/{default}"
+            )
         if kind == "branch" and (name == default or name in rules.protected):
             why = "the default branch" if name == default else "a protected branch"
             if update.is_delete:
                 return f"{ref} is {why} and cannot be deleted"
             allow_force = rules.protected.get(name, False)
             if not update.is_create and not allow_force and not is_ancestor(old, new):
-                return (f"{ref} is {why}: non-fast-forward updates are refused. Fetch and rebase "
-                        f"(git pull --rebase), or ask an admin to allow force-pushes to {name}")
+                return (
+                    f"{ref} is {why}: non-fast-forward updates are refused. Fetch and rebase "
+                    f"(git pull --rebase), or ask an admin to allow force-pushes to {name}"
+                )
         return None
 
     if ref.startswith("refs/users/"):
-        owner, sep, rest = ref[len("refs/users/"):].partition("/")
+        owner, sep, rest = ref[len("refs/users/") :].partition("/")
         if not owner or not sep or not rest:
             return f"{ref} names no workspace ref; use refs/users/{pusher}/<name>"
         if owner in rules.taken_down and not update.is_delete:
@@ -198,12 +247,14 @@ def decide(
             if pusher in rules.frozen:
                 return f"your workspace on this repository is frozen by a moderator; {ref} was not updated"
             if update.is_create and workspace_ref_count(pusher) + creates_so_far >= rules.ref_limit:
-                return (f"your workspace already holds {rules.ref_limit} refs, the limit; delete some with "
-                        f"git push origin :refs/users/{pusher}/<name>")
+                return (
+                    f"your workspace already holds {rules.ref_limit} refs, the limit; delete some with "
+                    f"git push origin :refs/users/{pusher}/<name>"
+                )
             return None
         if role == "admin" or (role == "maintainer" and rules.maintainers_edit_workspaces):
             return None
-        return (f"{ref} is in {owner}'s workspace; push to yours instead: {_workspace_hint(pusher, rest)}")
+        return f"{ref} is in {owner}'s workspace; push to yours instead: {_workspace_hint(pusher, rest)}"
 
     if role == "admin" and update.is_delete and not ref.startswith(INTERNAL):
         return None  # admins may remove any other ref (refs/pull/..., refs/remotes/... of an import)
@@ -212,8 +263,10 @@ def decide(
         if ref.startswith(INTERNAL):
             return f"{ref} is not a ref you can push to: it belongs to the platform and nobody deletes it"
         return f"{ref} is not a ref you can push to: only the repository's admins may delete it"
-    return (f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
-            f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}")
+    return (
+        f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
+        f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}"
+    )
 
 
 def decide_all(
@@ -231,8 +284,13 @@ def decide_all(
     creates = 0
     for update in updates:
         reason = decide(
-            role=role, pusher=pusher, update=update, rules=rules, is_ancestor=is_ancestor,
-            workspace_ref_count=workspace_ref_count, creates_so_far=creates,
+            role=role,
+            pusher=pusher,
+            update=update,
+            rules=rules,
+            is_ancestor=is_ancestor,
+            workspace_ref_count=workspace_ref_count,
+            creates_so_far=creates,
         )
         if reason:
             reasons.append(reason)

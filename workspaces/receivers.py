@@ -22,7 +22,9 @@ def after_push(sender, push_id: int, repository_id: int, **_kwargs) -> None:
     updates = list(RefUpdate.objects.filter(push_id=push_id).values_list("ref", "new"))
     names = {ref.split("/", 3)[2] for ref, _new in updates if ref.startswith("refs/users/")}
     for user in User.objects.filter(username__in=names):
-        Workspace.objects.update_or_create(repository_id=repository_id, user=user, defaults={"last_push_at": push})
+        Workspace.objects.update_or_create(
+            repository_id=repository_id, user=user, defaults={"last_push_at": push}
+        )
     if names:
         tasks.index_workspace_push.delay(push_id)
     if any(ref.startswith("refs/heads/") and set(new) != {"0"} for ref, new in updates):
@@ -41,7 +43,9 @@ def tell_contributors(sender, repository_id: int, **_kwargs) -> None:
         tasks.notify_deleted_repository_contributors.delay(repository_id)
     except Exception:
         # The deletion stands; a broker outage only loses the notice (the exports page still lists it).
-        logging.getLogger(__name__).exception("could not enqueue notices for deleted repository %s", repository_id)
+        logging.getLogger(__name__).exception(
+            "could not enqueue notices for deleted repository %s", repository_id
+        )
 
 
 @receiver(repository_purging)

@@ -23,7 +23,9 @@ def workspace_settings(repo: Repository) -> WorkspaceSettings:
 
 def rules_for(repo: Repository) -> Rules:
     ws = workspace_settings(repo)
-    closed = list(Workspace.objects.filter(NO_PUSH, repository=repo).values_list("user__username", "taken_down"))
+    closed = list(
+        Workspace.objects.filter(NO_PUSH, repository=repo).values_list("user__username", "taken_down")
+    )
     return Rules(
         default_branch=repo.default_branch,
         protected=dict(ProtectedBranch.objects.filter(repository=repo).values_list("name", "allow_force")),

@@ -23,8 +23,13 @@ def index_workspace_push(push_id: int) -> str:
     return f"indexed {cleanup.index_push(push)}"
 
 
-@shared_task(autoretry_for=(GitTimeout, RepositoryBusy), retry_backoff=10, max_retries=5, acks_late=True,
-             ignore_result=True)
+@shared_task(
+    autoretry_for=(GitTimeout, RepositoryBusy),
+    retry_backoff=10,
+    max_retries=5,
+    acks_late=True,
+    ignore_result=True,
+)
 def cleanup_after_push(push_id: int) -> str:
     push = _push(push_id)
     if push is None:
@@ -54,9 +59,11 @@ def build_workspace_export(export_id: int) -> str:
     from workspaces import exports
     from workspaces.models import WorkspaceExport
 
-    export = WorkspaceExport.objects.select_related("repository__owner", "user").filter(
-        pk=export_id, state=WorkspaceExport.State.PENDING
-    ).first()
+    export = (
+        WorkspaceExport.objects.select_related("repository__owner", "user")
+        .filter(pk=export_id, state=WorkspaceExport.State.PENDING)
+        .first()
+    )
     if export is None:
         return "gone"
     return exports.workspace_export_build(export=export).state

@@ -4,13 +4,23 @@ from workspaces import export_views, views
 
 urlpatterns = [
     path("settings/workspace-exports", export_views.export_index, name="workspace-exports"),
-    path("settings/workspace-exports/<int:repo_id>", export_views.export_request, name="workspace-export-request"),
-    path("settings/workspace-exports/download/<int:export_id>", export_views.export_download,
-         name="workspace-export-download"),
+    path(
+        "settings/workspace-exports/<int:repo_id>",
+        export_views.export_request,
+        name="workspace-export-request",
+    ),
+    path(
+        "settings/workspace-exports/download/<int:export_id>",
+        export_views.export_download,
+        name="workspace-export-download",
+    ),
     path("<str:owner>/<str:name>/settings/workspaces", views.workspace_settings, name="workspace-settings"),
     path("<str:owner>/<str:name>/workspaces", views.workspaces_index, name="workspaces"),
     path("<str:owner>/<str:name>/archived/<int:pk>/restore", views.archived_restore, name="archived-restore"),
     path("<str:owner>/<str:name>/workspaces/<str:username>", views.workspace_user, name="workspace-user"),
-    path("<str:owner>/<str:name>/workspaces/<str:username>/<path:refname>", views.workspace_ref,
-         name="workspace-ref"),
+    path(
+        "<str:owner>/<str:name>/workspaces/<str:username>/<path:refname>",
+        views.workspace_ref,
+        name="workspace-ref",
+    ),
 ]

@@ -117,8 +117,19 @@ def _compute(gitdir: Path, prefixes: tuple[str, ...]) -> frozenset[str]:
     listed = run_git(["for-each-ref", "--format=%(objectname)", *prefixes], repo=gitdir).text.split()
     if not listed:
         return frozenset()
-    out = run_git(["rev-list", "--objects", "--no-object-names", *sorted(set(listed)), "--not",
-                   *_excludes(prefixes), "--all"], repo=gitdir, timeout=600).text.split()
+    out = run_git(
+        [
+            "rev-list",
+            "--objects",
+            "--no-object-names",
+            *sorted(set(listed)),
+            "--not",
+            *_excludes(prefixes),
+            "--all",
+        ],
+        repo=gitdir,
+        timeout=600,
+    ).text.split()
     return frozenset(out)
 
 
@@ -183,8 +194,19 @@ class ModeratedView(View):
         if not tips or not self.hidden:
             return False
         try:
-            out = run_git(["rev-list", "--objects", "--no-object-names", *tips, "--not",
-                           *_excludes(self.prefixes), "--all"], repo=self.gitdir, timeout=600).text.split()
+            out = run_git(
+                [
+                    "rev-list",
+                    "--objects",
+                    "--no-object-names",
+                    *tips,
+                    "--not",
+                    *_excludes(self.prefixes),
+                    "--all",
+                ],
+                repo=self.gitdir,
+                timeout=600,
+            ).text.split()
         except GitError:
             return True  # what cannot be walked cannot be shown to be clean
         return not self.hidden.isdisjoint(out)

@@ -5,60 +5,135 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('repos', '0004_webhooks'),
+        ("repos", "0004_webhooks"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BundleLock',
+            name="BundleLock",
             fields=[
-                ('repository', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='bundle_lock', serialize=False, to='repos.repository')),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('claimed_by', models.CharField(blank=True, max_length=200)),
+                (
+                    "repository",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="bundle_lock",
+                        serialize=False,
+                        to="repos.repository",
+                    ),
+                ),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("claimed_by", models.CharField(blank=True, max_length=200)),
             ],
         ),
         migrations.CreateModel(
-            name='BundleBuild',
+            name="BundleBuild",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('running', 'running'), ('succeeded', 'succeeded'), ('skipped', 'skipped'), ('failed', 'failed')], default='running', max_length=10)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('progress', models.CharField(blank=True, max_length=200)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bundle_builds', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("running", "running"),
+                            ("succeeded", "succeeded"),
+                            ("skipped", "skipped"),
+                            ("failed", "failed"),
+                        ],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("progress", models.CharField(blank=True, max_length=200)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bundle_builds",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
+                "ordering": ["-started_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Bundle',
+            name="Bundle",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('base', 'base'), ('incremental', 'incremental')], max_length=12)),
-                ('flavor', models.CharField(choices=[('standard', 'standard'), ('zstd', 'zstd')], max_length=10)),
-                ('creation_token', models.BigIntegerField()),
-                ('storage_key', models.CharField(blank=True, max_length=200)),
-                ('size', models.BigIntegerField(default=0)),
-                ('sha256', models.CharField(blank=True, max_length=64)),
-                ('tips', models.JSONField(default=dict)),
-                ('prerequisites', models.JSONField(default=list)),
-                ('commit_count', models.PositiveIntegerField(default=0)),
-                ('state', models.CharField(choices=[('building', 'building'), ('published', 'published'), ('deleted', 'deleted')], default='building', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('deleted_at', models.DateTimeField(blank=True, null=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bundles', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("base", "base"), ("incremental", "incremental")], max_length=12
+                    ),
+                ),
+                (
+                    "flavor",
+                    models.CharField(choices=[("standard", "standard"), ("zstd", "zstd")], max_length=10),
+                ),
+                ("creation_token", models.BigIntegerField()),
+                ("storage_key", models.CharField(blank=True, max_length=200)),
+                ("size", models.BigIntegerField(default=0)),
+                ("sha256", models.CharField(blank=True, max_length=64)),
+                ("tips", models.JSONField(default=dict)),
+                ("prerequisites", models.JSONField(default=list)),
+                ("commit_count", models.PositiveIntegerField(default=0)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("building", "building"),
+                            ("published", "published"),
+                            ("deleted", "deleted"),
+                        ],
+                        default="building",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("deleted_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bundles",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['repository_id', 'creation_token', 'flavor'],
-                'indexes': [models.Index(fields=['repository', 'state', 'flavor'], name='bundles_bun_reposit_c4c3e2_idx'), models.Index(fields=['storage_key'], name='bundles_bun_storage_113c39_idx')],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('creation_token'), models.F('flavor'), name='bundle_unique_token_flavor')],
+                "ordering": ["repository_id", "creation_token", "flavor"],
+                "indexes": [
+                    models.Index(
+                        fields=["repository", "state", "flavor"], name="bundles_bun_reposit_c4c3e2_idx"
+                    ),
+                    models.Index(fields=["storage_key"], name="bundles_bun_storage_113c39_idx"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("repository"),
+                        models.F("creation_token"),
+                        models.F("flavor"),
+                        name="bundle_unique_token_flavor",
+                    )
+                ],
             },
         ),
     ]

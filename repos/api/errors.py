@@ -1,7 +1,7 @@
 """One error format for the whole API, and the one place domain errors become HTTP statuses.
 
-    {"error": {"code": "name_taken", "message": "alice/demo already exists.",
-               "fields": {"name": ["taken"]}}}
+{"error": {"code": "name_taken", "message": "alice/demo already exists.",
+           "fields": {"name": ["taken"]}}}
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
 
 def _flatten(detail) -> dict[str, list[str]]:
     if isinstance(detail, dict):
-        return {
-            str(k): [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in detail.items()
-        }
+        return {str(k): [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in detail.items()}
     if isinstance(detail, list):
         return {"non_field_errors": [str(x) for x in detail]}
     return {}

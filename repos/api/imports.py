@@ -36,9 +36,27 @@ class ImportSerializer(serializers.ModelSerializer):
     class Meta:
         model = RepositoryImport
         fields = [
-            "id", "full_name", "repository", "source_url", "refs", "mirror", "state", "cancel_requested",
-            "phase", "percent", "objects_done", "objects_total", "bytes_received", "progress", "message",
-            "report", "created_at", "started_at", "finished_at", "url", "html_url",
+            "id",
+            "full_name",
+            "repository",
+            "source_url",
+            "refs",
+            "mirror",
+            "state",
+            "cancel_requested",
+            "phase",
+            "percent",
+            "objects_done",
+            "objects_total",
+            "bytes_received",
+            "progress",
+            "message",
+            "report",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
+            "html_url",
         ]
         read_only_fields = fields
 

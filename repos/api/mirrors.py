@@ -39,8 +39,9 @@ class MirrorSerializer(serializers.Serializer):
 
 class MirrorSetSerializer(serializers.Serializer):
     url = serializers.CharField(max_length=2000, required=False, trim_whitespace=True)
-    interval_minutes = serializers.IntegerField(required=False, min_value=1,
-                                                max_value=mirrors.MAX_INTERVAL_MINUTES)
+    interval_minutes = serializers.IntegerField(
+        required=False, min_value=1, max_value=mirrors.MAX_INTERVAL_MINUTES
+    )
     enabled = serializers.BooleanField(required=False)
 
 
@@ -79,16 +80,24 @@ class MirrorView(APIView):
         if mirror is None:
             if not values.get("url"):
                 raise serializers.ValidationError({"url": ["A mirror needs the URL of its upstream."]})
-            mirror = mirrors.mirror_create(repo=repo, url=values["url"], created_by=request.user,
-                                           interval_minutes=values.get("interval_minutes"))
+            mirror = mirrors.mirror_create(
+                repo=repo,
+                url=values["url"],
+                created_by=request.user,
+                interval_minutes=values.get("interval_minutes"),
+            )
             if values.get("enabled") is False:
                 mirror = mirrors.mirror_update(mirror=mirror, actor=request.user, enabled=False)
             else:
                 mirrors.mirror_sync_request(mirror=mirror, actor=request.user)
             return Response(MirrorSerializer(mirror).data, status=status.HTTP_201_CREATED)
-        mirror = mirrors.mirror_update(mirror=mirror, actor=request.user, url=values.get("url"),
-                                       interval_minutes=values.get("interval_minutes"),
-                                       enabled=values.get("enabled"))
+        mirror = mirrors.mirror_update(
+            mirror=mirror,
+            actor=request.user,
+            url=values.get("url"),
+            interval_minutes=values.get("interval_minutes"),
+            enabled=values.get("enabled"),
+        )
         return Response(MirrorSerializer(mirror).data)
 
     @extend_schema(responses={204: None})

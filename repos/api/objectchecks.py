@@ -44,17 +44,30 @@ class OverrideRequest(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
-LEGACY = inline_serializer("LegacyObjects", {
-    "total": serializers.IntegerField(),
-    "text": serializers.CharField(),
-    "by_check": inline_serializer("LegacyCount", {
-        "msg_id": serializers.CharField(), "count": serializers.IntegerField(),
-        "examples": serializers.ListField(child=serializers.CharField()),
-    }, many=True),
-})
-STATE = inline_serializer("ObjectChecks", {
-    "checks": CheckSerializer(many=True), "legacy": LEGACY, "overrides": OverrideSerializer(many=True),
-})
+LEGACY = inline_serializer(
+    "LegacyObjects",
+    {
+        "total": serializers.IntegerField(),
+        "text": serializers.CharField(),
+        "by_check": inline_serializer(
+            "LegacyCount",
+            {
+                "msg_id": serializers.CharField(),
+                "count": serializers.IntegerField(),
+                "examples": serializers.ListField(child=serializers.CharField()),
+            },
+            many=True,
+        ),
+    },
+)
+STATE = inline_serializer(
+    "ObjectChecks",
+    {
+        "checks": CheckSerializer(many=True),
+        "legacy": LEGACY,
+        "overrides": OverrideSerializer(many=True),
+    },
+)
 
 
 LISTED = 200  # overrides shown, newest first: an audit trail longer than that is a conversation
@@ -74,11 +87,17 @@ class ObjectChecksView(APIView):
         repo = _readable(request, owner, name)
         summary, legacy = objectcheck_services.legacy_report(repo)
         overrides = objectcheck_services.overrides_history(repo)[:LISTED]
-        return Response({
-            "checks": CheckSerializer(objectcheck_services.checks_in_force(repo), many=True).data,
-            "legacy": {"total": summary.total, "text": summary.text if summary else "", "by_check": legacy},
-            "overrides": OverrideSerializer(overrides, many=True).data,
-        })
+        return Response(
+            {
+                "checks": CheckSerializer(objectcheck_services.checks_in_force(repo), many=True).data,
+                "legacy": {
+                    "total": summary.total,
+                    "text": summary.text if summary else "",
+                    "by_check": legacy,
+                },
+                "overrides": OverrideSerializer(overrides, many=True).data,
+            }
+        )
 
     @extend_schema(request=OverrideRequest, responses={201: OverrideSerializer})
     def post(self, request, owner: str, name: str):

@@ -50,8 +50,18 @@ class RepositorySerializer(serializers.ModelSerializer):
     class Meta:
         model = Repository
         fields = [
-            "id", "owner", "name", "full_name", "description", "visibility", "default_branch",
-            "created_at", "updated_at", "clone_url", "html_url", "deleted_at",
+            "id",
+            "owner",
+            "name",
+            "full_name",
+            "description",
+            "visibility",
+            "default_branch",
+            "created_at",
+            "updated_at",
+            "clone_url",
+            "html_url",
+            "deleted_at",
         ]
         read_only_fields = fields
 
@@ -67,7 +77,9 @@ class RepositorySerializer(serializers.ModelSerializer):
 
 
 class RepositoryTransferSerializer(serializers.Serializer):
-    owner = serializers.CharField(max_length=39, required=False, help_text="The new owner: yourself, or anyone for staff.")
+    owner = serializers.CharField(
+        max_length=39, required=False, help_text="The new owner: yourself, or anyone for staff."
+    )
     name = serializers.CharField(max_length=100, required=False, help_text="The new name.")
 
 
@@ -79,12 +91,21 @@ class RepositoryCreateSerializer(serializers.Serializer):
     default_branch = serializers.CharField(max_length=255, required=False)
     # An import instead of an empty repository (202; repos.import_requests): the credentials are
     # used once and never stored, `refs: all` is for staff, `mirror` keeps it in sync.
-    import_url = serializers.CharField(max_length=2000, required=False, allow_blank=True,
-                                       help_text="https://, http:// or git:// URL of an existing repository.")
+    import_url = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        help_text="https://, http:// or git:// URL of an existing repository.",
+    )
     import_username = serializers.CharField(max_length=200, required=False, allow_blank=True, write_only=True)
-    import_password = serializers.CharField(max_length=1000, required=False, allow_blank=True,
-                                            write_only=True, trim_whitespace=False,
-                                            style={"input_type": "password"})
+    import_password = serializers.CharField(
+        max_length=1000,
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        trim_whitespace=False,
+        style={"input_type": "password"},
+    )
     refs = serializers.ChoiceField(choices=RefsMode.choices, required=False)
     mirror = serializers.BooleanField(required=False)
 
@@ -137,8 +158,20 @@ class NewWebhookSerializer(WebhookSerializer):
 class DeliverySerializer(serializers.ModelSerializer):
     class Meta:
         model = WebhookDelivery
-        fields = ["id", "push", "event", "status", "attempts", "response_status", "response_excerpt", "error",
-                  "duration_ms", "created_at", "last_attempt_at", "delivered_at"]
+        fields = [
+            "id",
+            "push",
+            "event",
+            "status",
+            "attempts",
+            "response_status",
+            "response_excerpt",
+            "error",
+            "duration_ms",
+            "created_at",
+            "last_attempt_at",
+            "delivered_at",
+        ]
         read_only_fields = fields
 
 

@@ -13,8 +13,14 @@ urlpatterns = [
     path("users/<str:username>", views.UserDetailView.as_view(), name="api-user-detail"),
     path("repos", views.RepositoryListView.as_view(), name="api-repos"),
     path("repos/<str:owner>/<str:name>", views.RepositoryDetailView.as_view(), name="api-repo"),
-    path("repos/<str:owner>/<str:name>/restore", views.RepositoryRestoreView.as_view(), name="api-repo-restore"),
-    path("repos/<str:owner>/<str:name>/transfer", views.RepositoryTransferView.as_view(), name="api-repo-transfer"),
+    path(
+        "repos/<str:owner>/<str:name>/restore", views.RepositoryRestoreView.as_view(), name="api-repo-restore"
+    ),
+    path(
+        "repos/<str:owner>/<str:name>/transfer",
+        views.RepositoryTransferView.as_view(),
+        name="api-repo-transfer",
+    ),
     path("repos/<str:owner>/<str:name>/members", views.MemberListView.as_view(), name="api-members"),
     path(
         "repos/<str:owner>/<str:name>/members/<str:username>",
@@ -22,9 +28,13 @@ urlpatterns = [
         name="api-member",
     ),
     path("repos/<str:owner>/<str:name>/pushes", views.PushListView.as_view(), name="api-pushes"),
-    path("repos/<str:owner>/<str:name>/pushes/<int:push_id>", views.PushDetailView.as_view(), name="api-push"),
+    path(
+        "repos/<str:owner>/<str:name>/pushes/<int:push_id>", views.PushDetailView.as_view(), name="api-push"
+    ),
     path("repos/<str:owner>/<str:name>/hooks", views.WebhookListView.as_view(), name="api-hooks"),
-    path("repos/<str:owner>/<str:name>/hooks/<int:hook_id>", views.WebhookDetailView.as_view(), name="api-hook"),
+    path(
+        "repos/<str:owner>/<str:name>/hooks/<int:hook_id>", views.WebhookDetailView.as_view(), name="api-hook"
+    ),
     path(
         "repos/<str:owner>/<str:name>/hooks/<int:hook_id>/deliveries",
         views.WebhookDeliveriesView.as_view(),

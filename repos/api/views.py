@@ -56,8 +56,11 @@ class UserDetailView(APIView):
 
 class TokenListView(generics.GenericAPIView):
     # Account passwords are accepted here only, so a script can bootstrap its first token.
-    authentication_classes = [PasswordBasicAuthentication, AccessTokenAuthentication,
-                              *APIView.authentication_classes[1:]]
+    authentication_classes = [
+        PasswordBasicAuthentication,
+        AccessTokenAuthentication,
+        *APIView.authentication_classes[1:],
+    ]
     permission_classes = AUTHENTICATED
     serializer_class = TokenSerializer
 
@@ -112,8 +115,9 @@ class RepositoryListView(generics.GenericAPIView):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
-    @extend_schema(request=RepositoryCreateSerializer,
-                   responses={201: RepositorySerializer, 202: RepositorySerializer})
+    @extend_schema(
+        request=RepositoryCreateSerializer, responses={201: RepositorySerializer, 202: RepositorySerializer}
+    )
     def post(self, request):
         """Create a repository (201), or with `import_url` start importing one (202: the body is
         the repository plus `import`, whose `url` shows its progress; also in `Location`)."""
@@ -121,15 +125,20 @@ class RepositoryListView(generics.GenericAPIView):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         source = fields.pop("import_url", "").strip()
-        extra = {k: fields.pop(k) for k in ("import_username", "import_password", "refs", "mirror")
-                 if k in fields}
+        extra = {
+            k: fields.pop(k) for k in ("import_username", "import_password", "refs", "mirror") if k in fields
+        }
         if not source:
             repo = services.repository_create(owner=request.user, **fields)
             return Response(self.get_serializer(repo).data, status=status.HTTP_201_CREATED)
         imp = import_requests.import_request(
-            requester=request.user, source=source, username=extra.get("import_username", ""),
-            password=extra.get("import_password", ""), refs_mode=extra.get("refs") or RefsMode.DEFAULT,
-            mirror=extra.get("mirror", False), **fields,
+            requester=request.user,
+            source=source,
+            username=extra.get("import_username", ""),
+            password=extra.get("import_password", ""),
+            refs_mode=extra.get("refs") or RefsMode.DEFAULT,
+            mirror=extra.get("mirror", False),
+            **fields,
         )
         body = self.get_serializer(imp.repository).data
         body["import"] = ImportSerializer(imp, context={"request": request}).data
@@ -165,6 +174,7 @@ class RepositoryDetailView(APIView):
         lifecycle.repository_soft_delete(repo=repo, acting_user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+
 class RepositoryRestoreView(APIView):
     permission_classes = AUTHENTICATED
 
@@ -194,7 +204,10 @@ class RepositoryTransferView(APIView):
             if new_owner is None:
                 raise NotFound("User not found.")
         repo = lifecycle.repository_move(
-            repo=repo, acting_user=request.user, new_owner=new_owner, new_name=data.validated_data.get("name") or None
+            repo=repo,
+            acting_user=request.user,
+            new_owner=new_owner,
+            new_name=data.validated_data.get("name") or None,
         )
         return Response(RepositorySerializer(repo, context={"request": request}).data)
 
@@ -234,7 +247,6 @@ class MemberDetailView(APIView):
             raise PermissionDenied("The owner cannot be removed from their repository.")
         services.membership_remove(repo=repo, user=user)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
 
 
 class WebhookListView(generics.GenericAPIView):
@@ -298,10 +310,15 @@ class PushListView(generics.GenericAPIView):
     def get(self, request, owner: str, name: str):
         repo = repo_or_404(request, owner, name)
         shown = pushlog.PushFilter(repo, view_for(repo, request.user))
-        qs = shown.visible(Push.objects.filter(repository=repo)).order_by("-pk").prefetch_related(
-            "ref_updates", "commits")
+        qs = (
+            shown.visible(Push.objects.filter(repository=repo))
+            .order_by("-pk")
+            .prefetch_related("ref_updates", "commits")
+        )
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response([_shown_push(shown, row) for row in PushSerializer(page, many=True).data])
+        return self.get_paginated_response(
+            [_shown_push(shown, row) for row in PushSerializer(page, many=True).data]
+        )
 
 
 class PushDetailView(APIView):
@@ -310,8 +327,11 @@ class PushDetailView(APIView):
         repo = repo_or_404(request, owner, name)
         shown = pushlog.PushFilter(repo, view_for(repo, request.user))
         # A push with nothing the viewer may see answers as one that was never recorded.
-        push = get_object_or_404(shown.visible(Push.objects.prefetch_related("ref_updates", "commits")), pk=push_id,
-                                 repository=repo)
+        push = get_object_or_404(
+            shown.visible(Push.objects.prefetch_related("ref_updates", "commits")),
+            pk=push_id,
+            repository=repo,
+        )
         return Response(_shown_push(shown, PushSerializer(push).data))
 
 

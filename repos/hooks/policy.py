@@ -15,10 +15,27 @@ WRITE_ROLES = ("maintainer", "admin")
 INVISIBLE = frozenset(
     cp
     for first, last in (
-        (0x80, 0x9F), (0xA0, 0xA0), (0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), (0x115F, 0x1160),
-        (0x1680, 0x1680), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2000, 0x200F), (0x2028, 0x202F),
-        (0x205F, 0x206F), (0x3000, 0x3000), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-        (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x1D173, 0x1D17A), (0xE0000, 0xE007F), (0xE0100, 0xE01EF),
+        (0x80, 0x9F),
+        (0xA0, 0xA0),
+        (0xAD, 0xAD),
+        (0x34F, 0x34F),
+        (0x61C, 0x61C),
+        (0x115F, 0x1160),
+        (0x1680, 0x1680),
+        (0x17B4, 0x17B5),
+        (0x180B, 0x180F),
+        (0x2000, 0x200F),
+        (0x2028, 0x202F),
+        (0x205F, 0x206F),
+        (0x3000, 0x3000),
+        (0x3164, 0x3164),
+        (0xFE00, 0xFE0F),
+        (0xFEFF, 0xFEFF),
+        (0xFFA0, 0xFFA0),
+        (0xFFF9, 0xFFFB),
+        (0x1D173, 0x1D17A),
+        (0xE0000, 0xE007F),
+        (0xE0100, 0xE01EF),
     )
     for cp in range(first, last + 1)
 )
@@ -35,14 +52,18 @@ def invisible_reason(ref: str) -> str | None:
     if not found:
         return None
     chars = ", ".join(f"U+{cp:04X}" for cp in found)
-    return (f"{shown(ref)} contains invisible or direction-changing characters ({chars}), which make a "
-            f"ref name display as something else; push it under a name without them")
+    return (
+        f"{shown(ref)} contains invisible or direction-changing characters ({chars}), which make a "
+        f"ref name display as something else; push it under a name without them"
+    )
 
 
 def decide_all(*, role, pusher, updates, rules=None, is_ancestor=None, workspace_ref_count=None):
     """The reasons for refusing the push (empty list: accept)."""
     if role not in WRITE_ROLES:
-        return [f"you need write access to push to {shown(u.ref)} (your role: {role or 'none'})" for u in updates]
+        return [
+            f"you need write access to push to {shown(u.ref)} (your role: {role or 'none'})" for u in updates
+        ]
     # Deleting such a ref stays possible: that is how one pushed before this rule goes away.
     return [reason for u in updates if not _is_zero(u.new) and (reason := invisible_reason(u.ref))]
 

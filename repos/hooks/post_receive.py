@@ -59,8 +59,9 @@ def push_options(env) -> list:
     for i in range(min(max(count, 0), MAX_OPTIONS)):
         value = env.get(f"GIT_PUSH_OPTION_{i}", "")
         # Every character str.splitlines() breaks on goes, or an option could forge a ref update line.
-        value = "".join(" " if c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
-                        for c in value)[:MAX_OPTION_CHARS]
+        value = "".join(" " if c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c for c in value)[
+            :MAX_OPTION_CHARS
+        ]
         if value and not value.startswith(RESERVED):
             options.append(value)
     return options
@@ -72,8 +73,9 @@ def server_options(updates_file) -> list:
         return []
     try:
         with open(updates_file, encoding="utf-8", errors="replace") as fh:
-            return [line[len("option "):].rstrip("\n") for line in fh
-                    if line.startswith("option " + RESERVED)]
+            return [
+                line[len("option ") :].rstrip("\n") for line in fh if line.startswith("option " + RESERVED)
+            ]
     except OSError:
         return []
 

@@ -63,37 +63,79 @@ def republished(updates) -> list[str]:
 
     excludes = [f"--exclude={prefix}*" for prefix in prefixes]
     # The repository as it was before the push: without the quarantine's object directory.
-    before = {k: v for k, v in os.environ.items()
-              if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")}
+    before = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+    }
     # What each tip reaches beyond the branches, the tags and the pusher's own workspace (the
     # history a push builds on, listed by prefix: a walk `--not --all` would read every ref).
     # Anything else it reaches that the repository already held is checked below.
-    own = subprocess.run(["git", "for-each-ref", "--format=^%(objectname)",
-                          f"refs/users/{os.environ.get('HOSTSITE_PUSHER', '')}/"],
-                         capture_output=True, check=False).stdout.decode("ascii", "replace")
+    own = subprocess.run(
+        [
+            "git",
+            "for-each-ref",
+            "--format=^%(objectname)",
+            f"refs/users/{os.environ.get('HOSTSITE_PUSHER', '')}/",
+        ],
+        capture_output=True,
+        check=False,
+    ).stdout.decode("ascii", "replace")
     reached = {}
     for u in updates:
         if u.is_delete:
             continue
-        walk = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches",
-                               "--tags"], input=f"{u.new}\n{own}".encode(), capture_output=True, check=False)
+        walk = subprocess.run(
+            ["git", "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches", "--tags"],
+            input=f"{u.new}\n{own}".encode(),
+            capture_output=True,
+            check=False,
+        )
         if walk.returncode != 0:
             return [u.ref]  # what cannot be walked cannot be shown to be clean
         reached[u.ref] = set(walk.stdout.decode("ascii", "replace").split())
     wanted = set().union(*reached.values()) if reached else set()
     if not wanted:
         return []
-    check = subprocess.run(["git", "cat-file", "--batch-check=%(objectname)"], env=before, capture_output=True,
-                           check=False, input="".join(f"{oid}\n" for oid in sorted(wanted)).encode())
-    held = {line for line in check.stdout.decode("ascii", "replace").splitlines() if not line.endswith(" missing")}
+    check = subprocess.run(
+        ["git", "cat-file", "--batch-check=%(objectname)"],
+        env=before,
+        capture_output=True,
+        check=False,
+        input="".join(f"{oid}\n" for oid in sorted(wanted)).encode(),
+    )
+    held = {
+        line for line in check.stdout.decode("ascii", "replace").splitlines() if not line.endswith(" missing")
+    }
     if not held:
         return []
-    tips = subprocess.run(["git", "for-each-ref", "--format=%(objectname)", *prefixes], env=before,
-                          capture_output=True, check=False).stdout.decode("ascii", "replace").split()
+    tips = (
+        subprocess.run(
+            ["git", "for-each-ref", "--format=%(objectname)", *prefixes],
+            env=before,
+            capture_output=True,
+            check=False,
+        )
+        .stdout.decode("ascii", "replace")
+        .split()
+    )
     if not tips:
         return []
-    closure = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", *sorted(set(tips)), "--not",
-                              *excludes, "--all"], env=before, capture_output=True, check=False)
+    closure = subprocess.run(
+        [
+            "git",
+            "rev-list",
+            "--objects",
+            "--no-object-names",
+            *sorted(set(tips)),
+            "--not",
+            *excludes,
+            "--all",
+        ],
+        env=before,
+        capture_output=True,
+        check=False,
+    )
     if closure.returncode != 0:
         return [ref for ref, objects in reached.items() if objects & held]
     hidden = held.intersection(closure.stdout.decode("ascii", "replace").split())
@@ -114,12 +156,18 @@ def main() -> int:
             updates.append(Update(*parts))
     rules = policy.Rules.from_env(os.environ) if hasattr(policy, "Rules") else None
     reasons = policy.decide_all(
-        role=os.environ.get("HOSTSITE_ROLE", ""), pusher=pusher, updates=updates, rules=rules,
-        is_ancestor=is_ancestor, workspace_ref_count=workspace_ref_count,
+        role=os.environ.get("HOSTSITE_ROLE", ""),
+        pusher=pusher,
+        updates=updates,
+        rules=rules,
+        is_ancestor=is_ancestor,
+        workspace_ref_count=workspace_ref_count,
     )
     if not reasons:
-        reasons = [f"{ref}: this content was taken down or hidden by a moderator; it cannot be pushed again"
-                   for ref in republished(updates)]
+        reasons = [
+            f"{ref}: this content was taken down or hidden by a moderator; it cannot be pushed again"
+            for ref in republished(updates)
+        ]
     for reason in reasons:
         sys.stderr.write(f"hostsite: {reason}\n")
     return 1 if reasons else 0

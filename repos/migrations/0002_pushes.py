@@ -6,37 +6,68 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0001_initial'),
+        ("repos", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Push',
+            name="Push",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pusher_name', models.CharField(max_length=39)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('protocol', models.CharField(default='http', max_length=20)),
-                ('pusher', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='pushes', to=settings.AUTH_USER_MODEL)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pushes', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pusher_name", models.CharField(max_length=39)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("protocol", models.CharField(default="http", max_length=20)),
+                (
+                    "pusher",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="pushes",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pushes",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='RefUpdate',
+            name="RefUpdate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ref', models.CharField(max_length=255)),
-                ('old', models.CharField(max_length=64)),
-                ('new', models.CharField(max_length=64)),
-                ('push', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ref_updates', to='repos.push')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("ref", models.CharField(max_length=255)),
+                ("old", models.CharField(max_length=64)),
+                ("new", models.CharField(max_length=64)),
+                (
+                    "push",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ref_updates",
+                        to="repos.push",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
     ]

@@ -5,29 +5,45 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0002_pushes'),
+        ("repos", "0002_pushes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='push',
-            name='touches_workspace',
+            model_name="push",
+            name="touches_workspace",
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name='PushCommit',
+            name="PushCommit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sha', models.CharField(max_length=64)),
-                ('position', models.PositiveIntegerField()),
-                ('push', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='commits', to='repos.push')),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("sha", models.CharField(max_length=64)),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "push",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="commits", to="repos.push"
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="repos.repository"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['push_id', 'position'],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('sha'), name='pushcommit_unique')],
+                "ordering": ["push_id", "position"],
+                "constraints": [
+                    models.UniqueConstraint(models.F("repository"), models.F("sha"), name="pushcommit_unique")
+                ],
             },
         ),
     ]

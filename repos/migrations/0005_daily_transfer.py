@@ -5,27 +5,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0004_webhooks'),
+        ("repos", "0004_webhooks"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DailyTransfer',
+            name="DailyTransfer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('day', models.DateField()),
-                ('git_bytes', models.BigIntegerField(default=0)),
-                ('git_requests', models.PositiveIntegerField(default=0)),
-                ('bundle_bytes_served', models.BigIntegerField(default=0)),
-                ('bundle_bytes_listed', models.BigIntegerField(default=0)),
-                ('bundle_list_requests', models.PositiveIntegerField(default=0)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='daily_transfers', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("day", models.DateField()),
+                ("git_bytes", models.BigIntegerField(default=0)),
+                ("git_requests", models.PositiveIntegerField(default=0)),
+                ("bundle_bytes_served", models.BigIntegerField(default=0)),
+                ("bundle_bytes_listed", models.BigIntegerField(default=0)),
+                ("bundle_list_requests", models.PositiveIntegerField(default=0)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="daily_transfers",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['day'],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('day'), name='daily_transfer_unique')],
+                "ordering": ["day"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("repository"), models.F("day"), name="daily_transfer_unique"
+                    )
+                ],
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0005_daily_transfer'),
+        ("repos", "0005_daily_transfer"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='push',
-            name='push_options',
+            model_name="push",
+            name="push_options",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

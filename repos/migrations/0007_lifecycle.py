@@ -7,33 +7,56 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0006_push_options'),
+        ("repos", "0006_push_options"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='repository',
-            name='deleted_at',
+            model_name="repository",
+            name="deleted_at",
             field=models.DateTimeField(blank=True, db_index=True, null=True),
         ),
         migrations.AddField(
-            model_name='repository',
-            name='deleted_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="repository",
+            name="deleted_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.CreateModel(
-            name='RepositoryRedirect',
+            name="RepositoryRedirect",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('owner_name', models.CharField(max_length=39)),
-                ('name', models.CharField(max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='redirects', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("owner_name", models.CharField(max_length=39)),
+                ("name", models.CharField(max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="redirects",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(django.db.models.functions.text.Lower('owner_name'), django.db.models.functions.text.Lower('name'), name='repository_redirect_ci_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        django.db.models.functions.text.Lower("owner_name"),
+                        django.db.models.functions.text.Lower("name"),
+                        name="repository_redirect_ci_unique",
+                    )
+                ],
             },
         ),
     ]

@@ -6,101 +6,201 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0007_lifecycle'),
+        ("repos", "0007_lifecycle"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='refupdate',
-            name='forced',
+            model_name="refupdate",
+            name="forced",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='repository',
-            name='fresh_delta_ratio',
+            model_name="repository",
+            name="fresh_delta_ratio",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='repository',
-            name='fresh_packed_at',
+            model_name="repository",
+            name="fresh_packed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.CreateModel(
-            name='Mirror',
+            name="Mirror",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('url', models.CharField(max_length=2000)),
-                ('interval_minutes', models.PositiveIntegerField(default=60)),
-                ('enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('next_sync_at', models.DateTimeField(blank=True, db_index=True, null=True)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('last_sync_at', models.DateTimeField(blank=True, null=True)),
-                ('last_success_at', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('consecutive_failures', models.PositiveIntegerField(default=0)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('repository', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='mirror', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("url", models.CharField(max_length=2000)),
+                ("interval_minutes", models.PositiveIntegerField(default=60)),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("next_sync_at", models.DateTimeField(blank=True, db_index=True, null=True)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("last_sync_at", models.DateTimeField(blank=True, null=True)),
+                ("last_success_at", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("consecutive_failures", models.PositiveIntegerField(default=0)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "repository",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="mirror",
+                        to="repos.repository",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ObjectCheckOverride',
+            name="ObjectCheckOverride",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('msg_id', models.CharField(max_length=64)),
-                ('severity', models.CharField(blank=True, max_length=10)),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='object_check_overrides', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("msg_id", models.CharField(max_length=64)),
+                ("severity", models.CharField(blank=True, max_length=10)),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="object_check_overrides",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='RepositoryImport',
+            name="RepositoryImport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('full_name', models.CharField(max_length=140)),
-                ('source_url', models.CharField(max_length=2000)),
-                ('refs_mode', models.CharField(choices=[('default', 'branches and tags'), ('all', 'all refs')], default='default', max_length=10)),
-                ('mirror', models.BooleanField(default=False)),
-                ('state', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='queued', max_length=10)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('phase', models.CharField(blank=True, max_length=100)),
-                ('percent', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('objects_done', models.PositiveBigIntegerField(default=0)),
-                ('objects_total', models.PositiveBigIntegerField(default=0)),
-                ('bytes_received', models.PositiveBigIntegerField(default=0)),
-                ('message', models.TextField(blank=True)),
-                ('report', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('repository', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='imports', to='repos.repository')),
-                ('requested_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("full_name", models.CharField(max_length=140)),
+                ("source_url", models.CharField(max_length=2000)),
+                (
+                    "refs_mode",
+                    models.CharField(
+                        choices=[("default", "branches and tags"), ("all", "all refs")],
+                        default="default",
+                        max_length=10,
+                    ),
+                ),
+                ("mirror", models.BooleanField(default=False)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("phase", models.CharField(blank=True, max_length=100)),
+                ("percent", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("objects_done", models.PositiveBigIntegerField(default=0)),
+                ("objects_total", models.PositiveBigIntegerField(default=0)),
+                ("bytes_received", models.PositiveBigIntegerField(default=0)),
+                ("message", models.TextField(blank=True)),
+                ("report", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="imports",
+                        to="repos.repository",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='LegacyObject',
+            name="LegacyObject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('oid', models.CharField(max_length=64)),
-                ('msg_id', models.CharField(max_length=64)),
-                ('source', models.CharField(max_length=20)),
-                ('first_seen_at', models.DateTimeField(auto_now_add=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='legacy_objects', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("oid", models.CharField(max_length=64)),
+                ("msg_id", models.CharField(max_length=64)),
+                ("source", models.CharField(max_length=20)),
+                ("first_seen_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="legacy_objects",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('oid'), models.F('msg_id'), name='legacy_object_unique')],
+                "ordering": ["id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("repository"),
+                        models.F("oid"),
+                        models.F("msg_id"),
+                        name="legacy_object_unique",
+                    )
+                ],
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0009_fresh_bytes_per_object'),
+        ("repos", "0009_fresh_bytes_per_object"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='push',
-            name='spool_id',
+            model_name="push",
+            name="spool_id",
             field=models.CharField(blank=True, editable=False, max_length=64, null=True, unique=True),
         ),
     ]

@@ -240,7 +240,9 @@ class Webhook(models.Model):
     secret = models.CharField(max_length=200)
     active = models.BooleanField(default=True)
     include_workspaces = models.BooleanField(default=True, help_text="Also send pushes to workspaces.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -15,10 +15,14 @@ class ObjectCheckOverride(models.Model):
     (who, when, why). A row with an empty severity returns that id to the platform's default.
     """
 
-    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="object_check_overrides")
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="object_check_overrides"
+    )
     msg_id = models.CharField(max_length=64)
     severity = models.CharField(max_length=10, blank=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reason = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 

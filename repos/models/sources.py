@@ -77,7 +77,9 @@ class Mirror(models.Model):
     url = models.CharField(max_length=2000)
     interval_minutes = models.PositiveIntegerField(default=60)
     enabled = models.BooleanField(default=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     next_sync_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # A sync in progress (conditional UPDATE claim); a stale claim is taken over.

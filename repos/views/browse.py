@@ -28,8 +28,13 @@ from repos.visibility import view_for
 
 COMMITS_PER_PAGE = 50
 MAX_PAGE = 10_000
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".webp": "image/webp"}  # never SVG: it can carry script
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}  # never SVG: it can carry script
 RAW_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 SHA_IN_URL = re.compile(r"^[0-9a-fA-F]{4,64}$")
 
@@ -84,10 +89,18 @@ def _crumbs(repo, revision, path: str) -> list[tuple[str, str]]:
 def tree_context(repo, revision, entry) -> dict:
     """The listing and README of one directory (also used by the repository page)."""
     entries = browse.list_tree(repo.disk_path, entry.sha, entry.path)
-    rows = [{
-        "name": display(e.name), "kind": e.kind, "size": e.size, "is_link": e.is_link,
-        "url": url_for(repo, "tree" if e.is_dir else "blob", revision.name, e.path) if e.kind != "commit" else None,
-    } for e in entries]
+    rows = [
+        {
+            "name": display(e.name),
+            "kind": e.kind,
+            "size": e.size,
+            "is_link": e.is_link,
+            "url": url_for(repo, "tree" if e.is_dir else "blob", revision.name, e.path)
+            if e.kind != "commit"
+            else None,
+        }
+        for e in entries
+    ]
     readme = rendering.find_readme(entries)
     readme_html = readme_text = None
     if readme is not None and (readme.size or 0) <= settings.BLOB_MAX_DISPLAY_BYTES:
@@ -96,18 +109,29 @@ def tree_context(repo, revision, entry) -> dict:
             text = data.decode("utf-8", "replace")
             if rendering.is_markdown(readme.name):
                 readme_html = rendering.render_markdown(
-                    text, directory=entry.path, blob_base=url_for(repo, "blob", revision.name),
-                    raw_base=url_for(repo, "raw", revision.name))
+                    text,
+                    directory=entry.path,
+                    blob_base=url_for(repo, "blob", revision.name),
+                    raw_base=url_for(repo, "raw", revision.name),
+                )
             else:
                 readme_text = text
-    return {"entries": rows, "readme": readme and display(readme.name), "readme_html": readme_html,
-            "readme_text": readme_text}
+    return {
+        "entries": rows,
+        "readme": readme and display(readme.name),
+        "readme_html": readme_html,
+        "readme_text": readme_text,
+    }
 
 
 def _page_context(repo, revision, entry, tab="code") -> dict:
     return {
-        "repo": repo, "revision": revision, "path": display(entry.path), "crumbs": _crumbs(repo, revision, entry.path),
-        "tab": tab, "commits_url": url_for(repo, "commits", revision.name, entry.path),
+        "repo": repo,
+        "revision": revision,
+        "path": display(entry.path),
+        "crumbs": _crumbs(repo, revision, entry.path),
+        "tab": tab,
+        "commits_url": url_for(repo, "commits", revision.name, entry.path),
         "archive_url": url_for(repo, "archive", revision.name),
     }
 
@@ -118,8 +142,11 @@ def tree(request, owner: str, name: str, spec: str):
         return redirect(url_for(repo, "blob", revision.name, entry.path))
     if entry.kind != "tree":
         raise Http404("a submodule")
-    return render(request, "repos/tree.html", {**_page_context(repo, revision, entry),
-                                               **tree_context(repo, revision, entry)})
+    return render(
+        request,
+        "repos/tree.html",
+        {**_page_context(repo, revision, entry), **tree_context(repo, revision, entry)},
+    )
 
 
 def blob(request, owner: str, name: str, spec: str):
@@ -128,8 +155,12 @@ def blob(request, owner: str, name: str, spec: str):
         return redirect(url_for(repo, "tree", revision.name, entry.path))
     if entry.kind != "blob":
         raise Http404("a submodule")
-    context = {**_page_context(repo, revision, entry), "size": entry.size,
-               "raw_url": url_for(repo, "raw", revision.name, entry.path), "is_link": entry.is_link}
+    context = {
+        **_page_context(repo, revision, entry),
+        "size": entry.size,
+        "raw_url": url_for(repo, "raw", revision.name, entry.path),
+        "is_link": entry.is_link,
+    }
     ext = os.path.splitext(entry.name.lower())[1]
     if (entry.size or 0) > settings.BLOB_MAX_DISPLAY_BYTES:
         context["too_large"] = True
@@ -143,8 +174,11 @@ def blob(request, owner: str, name: str, spec: str):
             context["lines"] = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
             if rendering.is_markdown(entry.name) and request.GET.get("plain") != "1":
                 context["markdown"] = rendering.render_markdown(
-                    text, directory=entry.path.rpartition("/")[0], blob_base=url_for(repo, "blob", revision.name),
-                    raw_base=url_for(repo, "raw", revision.name))
+                    text,
+                    directory=entry.path.rpartition("/")[0],
+                    blob_base=url_for(repo, "blob", revision.name),
+                    raw_base=url_for(repo, "raw", revision.name),
+                )
             else:
                 context["highlighted"] = rendering.highlight(text, display(entry.name))
             context["is_markdown"] = rendering.is_markdown(entry.name)
@@ -157,11 +191,15 @@ def raw(request, owner: str, name: str, spec: str):
     repo, _revision, entry = _locate(request, owner, name, spec)
     if entry.kind != "blob":
         raise Http404("not a file")
-    proc = popen_git(["cat-file", "blob", entry.sha], repo=repo.disk_path, stdin=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)
+    proc = popen_git(
+        ["cat-file", "blob", entry.sha],
+        repo=repo.disk_path,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     head = proc.stdout.read(8000)
     ext = os.path.splitext(entry.name.lower())[1]
-    filename = re.sub(r'[^A-Za-z0-9._-]', "_", display(entry.name)) or "file"
+    filename = re.sub(r"[^A-Za-z0-9._-]", "_", display(entry.name)) or "file"
     if not browse.is_binary(head):
         content_type, disposition = "text/plain; charset=utf-8", "inline"
     elif ext in IMAGE_TYPES:
@@ -200,15 +238,26 @@ def commits(request, owner: str, name: str, spec: str = ""):
         spec = repo.default_branch
     repo, revision, entry = _locate(request, owner, name, spec)
     page = _page_number(request)
-    found = browse.log(repo.disk_path, revision.sha, item=entry.path, skip=(page - 1) * COMMITS_PER_PAGE,
-                       limit=COMMITS_PER_PAGE + 1)
+    found = browse.log(
+        repo.disk_path,
+        revision.sha,
+        item=entry.path,
+        skip=(page - 1) * COMMITS_PER_PAGE,
+        limit=COMMITS_PER_PAGE + 1,
+    )
     if not found and page > 1:
         raise Http404("past the last page")
-    return render(request, "repos/commits.html", {
-        **_page_context(repo, revision, entry, tab="commits"),
-        "commits": found[:COMMITS_PER_PAGE], "page": page, "older": len(found) > COMMITS_PER_PAGE,
-        "newer": page > 1,
-    })
+    return render(
+        request,
+        "repos/commits.html",
+        {
+            **_page_context(repo, revision, entry, tab="commits"),
+            "commits": found[:COMMITS_PER_PAGE],
+            "page": page,
+            "older": len(found) > COMMITS_PER_PAGE,
+            "newer": page > 1,
+        },
+    )
 
 
 def commit(request, owner: str, name: str, sha: str):
@@ -220,10 +269,17 @@ def commit(request, owner: str, name: str, sha: str):
         raise Http404(NOT_FOUND)
     detail = browse.commit_detail(repo.disk_path, full)
     base = detail.parents[0] if detail.parents else None
-    return render(request, "repos/commit.html", {
-        "repo": repo, "commit": detail, "tab": "commits",
-        "tree_url": url_for(repo, "tree", full), **diff_context(request, repo.disk_path, base, full),
-    })
+    return render(
+        request,
+        "repos/commit.html",
+        {
+            "repo": repo,
+            "commit": detail,
+            "tab": "commits",
+            "tree_url": url_for(repo, "tree", full),
+            **diff_context(request, repo.disk_path, base, full),
+        },
+    )
 
 
 def compare_view(request, owner: str, name: str, spec: str):
@@ -233,14 +289,23 @@ def compare_view(request, owner: str, name: str, spec: str):
     base, sep, head = spec.partition("...")
     if not sep:
         base, head = repo.default_branch, spec
-    result = compare.compare(repo, _url_rev(base), _url_rev(head), with_diff=False,
-                             view=view_for(repo, request.user))
+    result = compare.compare(
+        repo, _url_rev(base), _url_rev(head), with_diff=False, view=view_for(repo, request.user)
+    )
     if result is None:
         raise Http404(NOT_FOUND)
-    return render(request, "repos/compare.html", {
-        "repo": repo, "base_name": base, "head_name": head, "comparison": result, "tab": "commits",
-        **diff_context(request, repo.disk_path, result.merge_base, result.head),
-    })
+    return render(
+        request,
+        "repos/compare.html",
+        {
+            "repo": repo,
+            "base_name": base,
+            "head_name": head,
+            "comparison": result,
+            "tab": "commits",
+            **diff_context(request, repo.disk_path, result.merge_base, result.head),
+        },
+    )
 
 
 def archive_view(request, owner: str, name: str, spec: str):

@@ -19,9 +19,16 @@ def diff_context(request, repo_path, base: str | None, head: str, *, find_copies
     else:
         mode = "all" if request.GET.get("all") == "1" else ""
     if mode:
-        diff = diffs.diff(repo_path, base, head, max_bytes=settings.DIFF_FULL_MAX_BYTES,
-                          max_files=settings.DIFF_FULL_MAX_FILES, max_file_lines=settings.DIFF_FULL_MAX_FILE_LINES,
-                          find_copies=find_copies, paths=paths)
+        diff = diffs.diff(
+            repo_path,
+            base,
+            head,
+            max_bytes=settings.DIFF_FULL_MAX_BYTES,
+            max_files=settings.DIFF_FULL_MAX_FILES,
+            max_file_lines=settings.DIFF_FULL_MAX_FILE_LINES,
+            find_copies=find_copies,
+            paths=paths,
+        )
     else:
         diff = diffs.diff(repo_path, base, head, find_copies=find_copies)
     return {"diff": diff, "diff_url": request.path, "diff_mode": mode}

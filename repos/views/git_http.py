@@ -23,7 +23,9 @@ REALM = 'Basic realm="hostsite"'
 
 
 def text_response(status: int, message: str) -> HttpResponse:
-    response = HttpResponse(message.rstrip("\n") + "\n", status=status, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(
+        message.rstrip("\n") + "\n", status=status, content_type="text/plain; charset=utf-8"
+    )
     if status == 401:
         response["WWW-Authenticate"] = REALM
     return response
@@ -74,12 +76,15 @@ def authorize(request, owner: str, name: str, service: str = "upload-pack"):
         # Staff may still fetch a deleted repository; nobody writes to it until it is restored.
         raise smarthttp.GitHTTPError(403, "This repository is deleted; restore it before pushing")
     if service == "receive-pack" and not token.allows_write:
-        raise smarthttp.GitHTTPError(403, "This token has the read scope; pushing needs a token with the write scope")
+        raise smarthttp.GitHTTPError(
+            403, "This token has the read scope; pushing needs a token with the write scope"
+        )
     if service == "receive-pack" and sources.active_import(repo) is not None:
         # The import's atomic fetch would fail on a ref a push created meanwhile, and a failed
         # or cancelled import removes the repository with whatever was pushed.
         raise smarthttp.GitHTTPError(
-            403, "This repository is being imported; push when the import has finished")
+            403, "This repository is being imported; push when the import has finished"
+        )
     return repo, smarthttp.Pusher(user, selectors.role_for(user, repo))
 
 
@@ -125,8 +130,13 @@ def service_rpc(request, owner: str, name: str, service: str):
         # wsgi.input, not request.body: the body is streamed, and gunicorn decodes chunked
         # transfer encoding there (Django's own stream would see an empty body).
         return smarthttp.rpc(
-            repo, service, pusher, body=request.META["wsgi.input"], gzip=encoding in ("gzip", "x-gzip"),
-            protocol=protocol, client=git_client(request, protocol),
+            repo,
+            service,
+            pusher,
+            body=request.META["wsgi.input"],
+            gzip=encoding in ("gzip", "x-gzip"),
+            protocol=protocol,
+            client=git_client(request, protocol),
         )
     except RepositoryMoved as moved:
         return redirect_response(request, owner, name, moved.repo)

@@ -22,7 +22,9 @@ def _back_to_settings(repo):
 def repository_rename(request, owner: str, name: str):
     repo = admin_repo_or_404(request, owner, name)
     try:
-        lifecycle.repository_move(repo=repo, acting_user=request.user, new_name=request.POST.get("name", "").strip())
+        lifecycle.repository_move(
+            repo=repo, acting_user=request.user, new_name=request.POST.get("name", "").strip()
+        )
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:

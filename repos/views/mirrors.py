@@ -29,8 +29,10 @@ def mirror_settings(request, owner: str, name: str):
     typed = {"url": "", "interval_minutes": ""}
     if request.method == "POST":
         action = request.POST.get("action", "")
-        typed = {"url": _field(request, "url"),
-                 "interval_minutes": _field(request, "interval_minutes").strip()}
+        typed = {
+            "url": _field(request, "url"),
+            "interval_minutes": _field(request, "interval_minutes").strip(),
+        }
         try:
             done = _apply(request, repo, mirror, action, typed)
         except ServiceError as exc:
@@ -39,12 +41,20 @@ def mirror_settings(request, owner: str, name: str):
             messages.success(request, done)
             return redirect("mirror-settings", owner=repo.owner.username, name=repo.name)
         mirror = sources.mirror_of(repo)
-    return render(request, "repos/mirror_settings.html", {
-        "repo": repo, "mirror": mirror, "typed": typed,
-        "syncing": mirror is not None and mirrors.syncing(mirror),
-        "min_interval": settings.MIRROR_MIN_INTERVAL_MINUTES, "max_interval": mirrors.MAX_INTERVAL_MINUTES,
-        "default_interval": max(settings.MIRROR_INTERVAL_MINUTES, settings.MIRROR_MIN_INTERVAL_MINUTES),
-    }, status=400 if request.method == "POST" else 200)
+    return render(
+        request,
+        "repos/mirror_settings.html",
+        {
+            "repo": repo,
+            "mirror": mirror,
+            "typed": typed,
+            "syncing": mirror is not None and mirrors.syncing(mirror),
+            "min_interval": settings.MIRROR_MIN_INTERVAL_MINUTES,
+            "max_interval": mirrors.MAX_INTERVAL_MINUTES,
+            "default_interval": max(settings.MIRROR_INTERVAL_MINUTES, settings.MIRROR_MIN_INTERVAL_MINUTES),
+        },
+        status=400 if request.method == "POST" else 200,
+    )
 
 
 def _apply(request, repo, mirror, action: str, typed: dict) -> str:
@@ -53,20 +63,28 @@ def _apply(request, repo, mirror, action: str, typed: dict) -> str:
     if action not in ("create", *_MIRROR_ACTIONS):
         raise InvalidInput("Unknown action.")
     if action == "create":
-        created = mirrors.mirror_create(repo=repo, url=typed["url"], created_by=user,
-                                        interval_minutes=typed["interval_minutes"] or None)
+        created = mirrors.mirror_create(
+            repo=repo, url=typed["url"], created_by=user, interval_minutes=typed["interval_minutes"] or None
+        )
         mirrors.mirror_sync_request(mirror=created, actor=user)
         return f"{repo.full_name} now mirrors {created.url}; the first sync is queued."
     if mirror is None:
         raise Conflict("This repository mirrors nothing.", code="not_a_mirror")
     if action == "update":
-        mirrors.mirror_update(mirror=mirror, actor=user, url=typed["url"] or None,
-                              interval_minutes=typed["interval_minutes"] or None)
+        mirrors.mirror_update(
+            mirror=mirror,
+            actor=user,
+            url=typed["url"] or None,
+            interval_minutes=typed["interval_minutes"] or None,
+        )
         return "Mirror settings saved."
     if action in ("pause", "resume"):
         mirrors.mirror_update(mirror=mirror, actor=user, enabled=action == "resume")
-        return "Mirroring paused: no syncs, and the branches accept pushes." if action == "pause" \
+        return (
+            "Mirroring paused: no syncs, and the branches accept pushes."
+            if action == "pause"
             else "Mirroring resumed; a sync is due now."
+        )
     if action == "sync":
         mirrors.mirror_sync_request(mirror=mirror, actor=user)
         return "A sync is queued."

@@ -34,17 +34,25 @@ def object_checks(request, owner: str, name: str):
         except ServiceError as exc:
             messages.error(request, exc.message)
         else:
-            messages.success(request, f"{row.msg_id} is now {row.severity or 'back to the default'} "
-                                      f"for {repo.full_name}.")
+            messages.success(
+                request, f"{row.msg_id} is now {row.severity or 'back to the default'} for {repo.full_name}."
+            )
         return redirect(here)
     summary, legacy = objectcheck_services.legacy_report(repo)
-    return render(request, "repos/object_checks.html", {
-        "repo": repo, "checks": objectcheck_services.checks_in_force(repo), "summary": summary,
-        "legacy": legacy,
-        "overrides": objectcheck_services.overrides_history(repo)[:200],
-        "can_change": objectcheck_services.is_staff(request.user),
-        "severities": objectcheck.SEVERITIES, "here": here,
-    })
+    return render(
+        request,
+        "repos/object_checks.html",
+        {
+            "repo": repo,
+            "checks": objectcheck_services.checks_in_force(repo),
+            "summary": summary,
+            "legacy": legacy,
+            "overrides": objectcheck_services.overrides_history(repo)[:200],
+            "can_change": objectcheck_services.is_staff(request.user),
+            "severities": objectcheck.SEVERITIES,
+            "here": here,
+        },
+    )
 
 
 urlpatterns: list = [

@@ -41,11 +41,16 @@ def pushlog_atom(request, owner: str, name: str):
         feed_guid=f"{link}/pushlog",
     )
     shown = pushlog.PushFilter(repo, view_for(repo, request.user))
-    pushes = shown.visible(Push.objects.filter(repository=repo)).order_by("-pk").prefetch_related(
-        "ref_updates", "commits")
+    pushes = (
+        shown.visible(Push.objects.filter(repository=repo))
+        .order_by("-pk")
+        .prefetch_related("ref_updates", "commits")
+    )
     for push in pushes[:FEED_ITEMS]:
         # A rewritten ref is never shown as an ordinary update.
-        refs = ", ".join(u.ref + (" (forced)" if u.forced else "") for u in shown.refs(push.ref_updates.all()))
+        refs = ", ".join(
+            u.ref + (" (forced)" if u.forced else "") for u in shown.refs(push.ref_updates.all())
+        )
         shas = shown.shas([c.sha for c in push.commits.all()])
         feed.add_item(
             title=f"Push {push.pk} by {push.pusher_name}: {refs}",

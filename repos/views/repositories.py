@@ -35,16 +35,25 @@ def repository_new(request):
         try:
             if data["import_url"].strip():
                 imp = import_requests.import_request(
-                    requester=request.user, name=data["name"], description=data["description"],
-                    visibility=data["visibility"], source=data["import_url"],
-                    username=data["import_username"], password=data["import_password"],
-                    refs_mode=data["refs"], mirror=data["mirror"],
+                    requester=request.user,
+                    name=data["name"],
+                    description=data["description"],
+                    visibility=data["visibility"],
+                    source=data["import_url"],
+                    username=data["import_username"],
+                    password=data["import_password"],
+                    refs_mode=data["refs"],
+                    mirror=data["mirror"],
                 )
                 messages.success(request, f"Importing {imp.full_name} from {imp.source_url}.")
                 return redirect("repository", owner=request.user.username, name=imp.repository.name)
-            repo = services.repository_create(owner=request.user, name=data["name"],
-                                              description=data["description"], visibility=data["visibility"],
-                                              default_branch=data["default_branch"] or None)
+            repo = services.repository_create(
+                owner=request.user,
+                name=data["name"],
+                description=data["description"],
+                visibility=data["visibility"],
+                default_branch=data["default_branch"] or None,
+            )
         except ServiceError as exc:
             form_error(form, exc)
         else:
@@ -96,7 +105,11 @@ def repository_settings(request, owner: str, name: str):
     repo = admin_repo_or_404(request, owner, name)
     form = RepositorySettingsForm(
         request.POST or None,
-        initial={"description": repo.description, "visibility": repo.visibility, "default_branch": repo.default_branch},
+        initial={
+            "description": repo.description,
+            "visibility": repo.visibility,
+            "default_branch": repo.default_branch,
+        },
     )
     if request.method == "POST" and form.is_valid():
         try:
@@ -109,11 +122,17 @@ def repository_settings(request, owner: str, name: str):
     return render(
         request,
         "repos/settings.html",
-        {"repo": repo, "form": form, "member_form": MemberForm(), "members": selectors.members(repo),
-         "Visibility": Visibility, "webhook_form": WebhookForm(),
-         "webhooks": Webhook.objects.filter(repository=repo).prefetch_related("deliveries"),
-         "new_webhook_secret": request.session.pop("new_webhook_secret", None),
-         "retention_days": settings.REPOSITORY_DELETE_RETENTION_DAYS},
+        {
+            "repo": repo,
+            "form": form,
+            "member_form": MemberForm(),
+            "members": selectors.members(repo),
+            "Visibility": Visibility,
+            "webhook_form": WebhookForm(),
+            "webhooks": Webhook.objects.filter(repository=repo).prefetch_related("deliveries"),
+            "new_webhook_secret": request.session.pop("new_webhook_secret", None),
+            "retention_days": settings.REPOSITORY_DELETE_RETENTION_DAYS,
+        },
     )
 
 

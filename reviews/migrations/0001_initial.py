@@ -6,97 +6,235 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('repos', '0006_push_options'),
+        ("repos", "0006_push_options"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Proposal',
+            name="Proposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('source_ref', models.CharField(max_length=255)),
-                ('target_branch', models.CharField(max_length=255)),
-                ('title', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True, max_length=20000)),
-                ('state', models.CharField(choices=[('open', 'open'), ('merged', 'merged'), ('closed', 'closed')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('merged_at', models.DateTimeField(blank=True, null=True)),
-                ('merge_strategy', models.CharField(blank=True, choices=[('merge', 'merge commit'), ('ff', 'fast-forward only'), ('rebase', 'rebase'), ('squash', 'squash')], max_length=10)),
-                ('merged_sha', models.CharField(blank=True, max_length=64)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='proposals', to=settings.AUTH_USER_MODEL)),
-                ('merge_push', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='repos.push')),
-                ('merged_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proposals', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("source_ref", models.CharField(max_length=255)),
+                ("target_branch", models.CharField(max_length=255)),
+                ("title", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True, max_length=20000)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("open", "open"), ("merged", "merged"), ("closed", "closed")],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("merged_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "merge_strategy",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("merge", "merge commit"),
+                            ("ff", "fast-forward only"),
+                            ("rebase", "rebase"),
+                            ("squash", "squash"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("merged_sha", models.CharField(blank=True, max_length=64)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="proposals",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "merge_push",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="repos.push",
+                    ),
+                ),
+                (
+                    "merged_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="proposals",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-number'],
+                "ordering": ["-number"],
             },
         ),
         migrations.CreateModel(
-            name='ProposalRevision',
+            name="ProposalRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('head_sha', models.CharField(max_length=64)),
-                ('base_sha', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='reviews.proposal')),
-                ('push', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='repos.push')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("head_sha", models.CharField(max_length=64)),
+                ("base_sha", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="revisions",
+                        to="reviews.proposal",
+                    ),
+                ),
+                (
+                    "push",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="repos.push",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number'],
+                "ordering": ["number"],
             },
         ),
         migrations.CreateModel(
-            name='Comment',
+            name="Comment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('author_name', models.CharField(max_length=39)),
-                ('body', models.TextField(max_length=20000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comments', to='reviews.proposal')),
-                ('revision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='comments', to='reviews.proposalrevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("author_name", models.CharField(max_length=39)),
+                ("body", models.TextField(max_length=20000)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="comments",
+                        to="reviews.proposal",
+                    ),
+                ),
+                (
+                    "revision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="comments",
+                        to="reviews.proposalrevision",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Approval',
+            name="Approval",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('head_sha', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='reviews.proposal')),
-                ('revision', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='reviews.proposalrevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("head_sha", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="approvals",
+                        to="reviews.proposal",
+                    ),
+                ),
+                (
+                    "revision",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="reviews.proposalrevision",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['repository', 'source_ref'], name='proposal_source_ref'),
+            model_name="proposal",
+            index=models.Index(fields=["repository", "source_ref"], name="proposal_source_ref"),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.UniqueConstraint(models.F('repository'), models.F('number'), name='proposal_number_unique'),
+            model_name="proposal",
+            constraint=models.UniqueConstraint(
+                models.F("repository"), models.F("number"), name="proposal_number_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposalrevision',
-            constraint=models.UniqueConstraint(models.F('proposal'), models.F('number'), name='revision_number_unique'),
+            model_name="proposalrevision",
+            constraint=models.UniqueConstraint(
+                models.F("proposal"), models.F("number"), name="revision_number_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approval',
-            constraint=models.UniqueConstraint(models.F('proposal'), models.F('user'), name='approval_unique'),
+            model_name="approval",
+            constraint=models.UniqueConstraint(
+                models.F("proposal"), models.F("user"), name="approval_unique"
+            ),
         ),
     ]

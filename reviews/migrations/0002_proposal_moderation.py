@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviews', '0001_initial'),
+        ("reviews", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='proposal',
-            name='closed_reason',
-            field=models.CharField(blank=True, choices=[('moderation', 'closed by moderation')], max_length=20),
+            model_name="proposal",
+            name="closed_reason",
+            field=models.CharField(
+                blank=True, choices=[("moderation", "closed by moderation")], max_length=20
+            ),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='moderation_note',
+            model_name="proposal",
+            name="moderation_note",
             field=models.TextField(blank=True),
         ),
     ]

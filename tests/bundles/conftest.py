@@ -48,12 +48,21 @@ def add_commits(repo_path: Path, work: Path, env: dict[str, str], n: int, *, bra
         git(env, "commit", "--quiet", "-m", f"{branch} {i}", cwd=work)
     if tag:
         git(env, "tag", "-a", tag, "-m", tag, cwd=work)
-    git(env, "--git-dir", str(repo_path), "fetch", "--quiet", str(work),
-        "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+    git(
+        env,
+        "--git-dir",
+        str(repo_path),
+        "fetch",
+        "--quiet",
+        str(work),
+        "+refs/heads/*:refs/heads/*",
+        "+refs/tags/*:refs/tags/*",
+    )
     return git(env, "rev-parse", "HEAD", cwd=work).stdout.strip()
 
 
 def refs_of(env: dict[str, str], git_dir: Path, *patterns: str) -> dict[str, str]:
-    out = git(env, "--git-dir", str(git_dir), "for-each-ref", "--format=%(refname) %(objectname)",
-              *patterns).stdout
+    out = git(
+        env, "--git-dir", str(git_dir), "for-each-ref", "--format=%(refname) %(objectname)", *patterns
+    ).stdout
     return dict(line.split(" ", 1) for line in out.splitlines())

@@ -31,14 +31,20 @@ def repo(git_home, tmp_path):
 
 
 def published(repo, flavor=Flavor.STANDARD):
-    return list(Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED, flavor=flavor)
-                .order_by("creation_token"))
+    return list(
+        Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED, flavor=flavor).order_by(
+            "creation_token"
+        )
+    )
 
 
 def anchored(refs: dict[str, str]) -> dict[str, str]:
     """refs plus the bundle-tags/ branch a bundle lists for each tag (all annotated here)."""
-    return refs | {packing.TAG_ANCHORS + ref.removeprefix("refs/tags/"): oid
-                   for ref, oid in refs.items() if ref.startswith("refs/tags/")}
+    return refs | {
+        packing.TAG_ANCHORS + ref.removeprefix("refs/tags/"): oid
+        for ref, oid in refs.items()
+        if ref.startswith("refs/tags/")
+    }
 
 
 def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
@@ -56,7 +62,9 @@ def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
         listed.update(dict(reversed(line.split(" ", 1)) for line in out.splitlines()))
     for ref, oid in listed.items():
         # A branch may not point at a tag object: clients keep these under refs/bundles/.
-        local = "refs/bundles/" + ref.removeprefix("refs/heads/") if ref.startswith(packing.TAG_ANCHORS) else ref
+        local = (
+            "refs/bundles/" + ref.removeprefix("refs/heads/") if ref.startswith(packing.TAG_ANCHORS) else ref
+        )
         git(env, "--git-dir", str(target), "update-ref", local, oid)
     git(env, "--git-dir", str(target), "fsck", "--no-progress")
     return listed
@@ -65,8 +73,8 @@ def unbundle_chain(env, tmp_path, rows, store) -> dict[str, str]:
 def test_base_bundle_has_canonical_refs_only_in_both_flavors(repo, bundle_store, git_home, tmp_path):
     result = services.bundles_build(repo=repo)
     assert result.status == "built" and result.outcome.kind == Kind.BASE
-    standard, = published(repo)
-    zstd, = published(repo, Flavor.ZSTD)
+    (standard,) = published(repo)
+    (zstd,) = published(repo, Flavor.ZSTD)
     canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
     assert standard.tips == zstd.tips == canonical
     assert not any(ref.startswith("refs/users/") for ref in standard.tips)
@@ -108,7 +116,8 @@ def test_incrementals_then_collapse(repo, bundle_store, git_home, tmp_path, sett
     canonical = refs_of(git_home, repo.disk_path, "refs/heads", "refs/tags")
     assert unbundle_chain(git_home, tmp_path / "std", rows, bundle_store) == anchored(canonical)
     assert unbundle_chain(git_home, tmp_path / "zst", published(repo, Flavor.ZSTD), bundle_store) == anchored(
-        canonical)
+        canonical
+    )
 
     # A third incremental would exceed BUNDLE_COLLAPSE_COUNT: a new base replaces them all.
     add_commits(repo.disk_path, work, git_home, 1)
@@ -156,8 +165,9 @@ def test_failure_mid_build_lists_nothing_and_releases_the_lock(repo, bundle_stor
 def test_dead_holder_is_taken_over_and_live_one_is_not(repo, bundle_store):
     dead = subprocess.Popen(["true"])
     dead.wait()
-    BundleLock.objects.create(repository=repo, claimed_at=build.timezone.now(),
-                              claimed_by=f"{os.uname().nodename}:{dead.pid}:x")
+    BundleLock.objects.create(
+        repository=repo, claimed_at=build.timezone.now(), claimed_by=f"{os.uname().nodename}:{dead.pid}:x"
+    )
     BundleBuild.objects.create(repository=repo, state=BuildState.RUNNING)
     assert services.bundles_build(repo=repo).status == "built"
     assert BundleBuild.objects.filter(repository=repo, state=BuildState.FAILED).count() == 1

@@ -30,7 +30,9 @@ def fetch(url, headers=None):
 
 
 def list_uris(body: bytes) -> list[str]:
-    return [line.split("=", 1)[1].strip() for line in body.decode().splitlines() if line.strip().startswith("uri")]
+    return [
+        line.split("=", 1)[1].strip() for line in body.decode().splitlines() if line.strip().startswith("uri")
+    ]
 
 
 def clone(env, tmp_path, name, url, *extra):
@@ -38,8 +40,16 @@ def clone(env, tmp_path, name, url, *extra):
     target = tmp_path / name
     trace = tmp_path / f"{name}.trace"
     packets = tmp_path / f"{name}.packets"
-    result = git({**env, "GIT_TRACE2_EVENT": str(trace), "GIT_TRACE_PACKET": str(packets)}, "clone", "--bare",
-                 "--quiet", *extra, url, str(target), check=False)
+    result = git(
+        {**env, "GIT_TRACE2_EVENT": str(trace), "GIT_TRACE_PACKET": str(packets)},
+        "clone",
+        "--bare",
+        "--quiet",
+        *extra,
+        url,
+        str(target),
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     git(env, "--git-dir", str(target), "fsck", "--no-progress")
     events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
@@ -53,8 +63,13 @@ def fetch_requests(tmp_path, name) -> int:
 
 def bundle_downloads(events) -> list[str]:
     """URIs git fetched bundles from (2.39 runs `git remote-https` with a `get` per bundle)."""
-    return [e["argv"][-1] for e in events if e.get("event") == "child_start"
-            and "remote-https" in " ".join(e.get("argv", [])) and "/bundles/" in e["argv"][-1]]
+    return [
+        e["argv"][-1]
+        for e in events
+        if e.get("event") == "child_start"
+        and "remote-https" in " ".join(e.get("argv", []))
+        and "/bundles/" in e["argv"][-1]
+    ]
 
 
 @pytest.fixture
@@ -146,7 +161,9 @@ def test_object_headers_and_ranges(project, live_server_url):
     status, _, headers = fetch(url, {"Range": f"bytes={zstd.size}-"})
     assert status == 416 and headers["Content-Range"] == f"bytes */{zstd.size}"
 
-    standard = Bundle.objects.get(repository=project.repo, flavor=Flavor.STANDARD, state=BundleState.PUBLISHED)
+    standard = Bundle.objects.get(
+        repository=project.repo, flavor=Flavor.STANDARD, state=BundleState.PUBLISHED
+    )
     status, body, headers = fetch(f"{live_server_url}/bundles/{standard.storage_key}")
     assert status == 200 and "Content-Encoding" not in headers and body.startswith(b"# v2 git bundle\n")
     assert fetch(f"{live_server_url}/bundles/{'0' * 64}.bundle")[0] == 404
@@ -156,12 +173,16 @@ def test_missing_object_is_dropped_from_the_list(project, live_server_url, bundl
     services.bundles_build(repo=project.repo)
     zstd = Bundle.objects.get(repository=project.repo, flavor=Flavor.ZSTD, state=BundleState.PUBLISHED)
     (bundle_store / zstd.storage_key).unlink()
-    status, body, _ = fetch(f"{live_server_url}/{project.repo.full_name}/bundle-list", {"Accept-Encoding": "zstd"})
+    status, body, _ = fetch(
+        f"{live_server_url}/{project.repo.full_name}/bundle-list", {"Accept-Encoding": "zstd"}
+    )
     assert status == 200 and list_uris(body) == []
     assert Bundle.objects.get(pk=zstd.pk).state == BundleState.DELETED
     # The next build puts a complete generation back.
     assert services.bundles_build(repo=project.repo).outcome.kind == "base"
-    status, body, _ = fetch(f"{live_server_url}/{project.repo.full_name}/bundle-list", {"Accept-Encoding": "zstd"})
+    status, body, _ = fetch(
+        f"{live_server_url}/{project.repo.full_name}/bundle-list", {"Accept-Encoding": "zstd"}
+    )
     assert len(list_uris(body)) == 1
 
 
@@ -178,8 +199,10 @@ def test_private_repository_needs_credentials(project, live_server_url, git_home
         assert status == 401 and headers["WWW-Authenticate"].startswith("Basic")
 
     owner = project.owner
-    auth = {"Authorization": "Basic " + base64.b64encode(f"owner:{owner.token}".encode()).decode(),
-            "Accept-Encoding": "zstd"}
+    auth = {
+        "Authorization": "Basic " + base64.b64encode(f"owner:{owner.token}".encode()).decode(),
+        "Accept-Encoding": "zstd",
+    }
     status, body, headers = fetch(list_url, auth)
     assert status == 200 and list_uris(body) == [object_url] and "private" in headers["Cache-Control"]
     status, body, headers = fetch(object_url, auth)
@@ -193,6 +216,13 @@ def test_private_repository_needs_credentials(project, live_server_url, git_home
     assert fetch(object_url, other)[0] == 404
 
     # An anonymous clone with --bundle-uri still fails only where the repository itself does.
-    result = git(git_home, "clone", "--bare", f"--bundle-uri={list_url}", f"{live_server_url}/{repo.full_name}.git",
-                 str(tmp_path / "anon"), check=False)
+    result = git(
+        git_home,
+        "clone",
+        "--bare",
+        f"--bundle-uri={list_url}",
+        f"{live_server_url}/{repo.full_name}.git",
+        str(tmp_path / "anon"),
+        check=False,
+    )
     assert result.returncode != 0

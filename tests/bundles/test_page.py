@@ -25,8 +25,11 @@ def test_clones_count_toward_git_bytes_and_bundle_bytes(world, bundle_store, tmp
     plain = transfer(world)
     assert plain.git_requests >= 1 and plain.git_bytes > 0 and plain.bundle_bytes_served == 0
     services.bundles_build(repo=world.repo)
-    subprocess.run(["git", "clone", "--quiet", f"--bundle-uri={url}/bundle-list", url, str(tmp_path / "fast")],
-                   env=world.env, check=True)
+    subprocess.run(
+        ["git", "clone", "--quiet", f"--bundle-uri={url}/bundle-list", url, str(tmp_path / "fast")],
+        env=world.env,
+        check=True,
+    )
     after = transfer(world)
     assert after.bundle_list_requests >= 1 and after.bundle_bytes_listed > 0
     assert after.bundle_bytes_served > 0  # the file backend served the object itself
@@ -68,7 +71,9 @@ def test_base_url_is_chosen_per_client_network(world, bundle_store, settings):
     from hostsite.env import cidr_url_table
 
     services.bundles_build(repo=world.repo)
-    settings.BUNDLE_BASE_URLS = cidr_url_table("192.0.2.0/24=https://region.example/mirror/ 0.0.0.0/0=https://cdn.example/")
+    settings.BUNDLE_BASE_URLS = cidr_url_table(
+        "192.0.2.0/24=https://region.example/mirror/ 0.0.0.0/0=https://cdn.example/"
+    )
     in_region = Client(REMOTE_ADDR="192.0.2.10").get("/owner/project.git/bundle-list").content.decode()
     elsewhere = Client(REMOTE_ADDR="203.0.113.7").get("/owner/project.git/bundle-list").content.decode()
     uris = [re.findall(r"uri = (\S+)", text) for text in (in_region, elsewhere)]

@@ -81,7 +81,9 @@ def built(git_home, tmp_path, bundle_store):
 
 def config(repo, *, advertise=False, client=V2, service="upload-pack"):
     """The bundle-uri part of a request's git config (other apps add theirs, e.g. hidden refs)."""
-    pairs = extensions.git_config(repo, None, "", service=service, advertise=advertise, refs=None, client=client)
+    pairs = extensions.git_config(
+        repo, None, "", service=service, advertise=advertise, refs=None, client=client
+    )
     return [(k, v) for k, v in pairs if k.startswith("bundle.") or k == "uploadpack.advertiseBundleURIs"]
 
 

@@ -23,8 +23,12 @@ def test_purge_deletes_the_repositorys_objects_from_s3(s3, git_home, tmp_path, s
     repo = RepositoryFactory()
     add_commits(repo.disk_path, tmp_path / "work", git_home, 3, tag="v1")
     assert services.bundles_build(repo=repo).status == "built"
-    keys = {f"b/{k}" for k in Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED)
-            .values_list("storage_key", flat=True)}
+    keys = {
+        f"b/{k}"
+        for k in Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).values_list(
+            "storage_key", flat=True
+        )
+    }
     listed = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="b/").get("Contents", [])}
     assert keys and keys <= listed
 

@@ -32,8 +32,12 @@ BUCKET = "hostsite-bundles"
 def moto_endpoint(tmp_path_factory):
     port = live.free_port()
     log = open(tmp_path_factory.mktemp("moto") / "moto.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         live.wait_for_http(url, proc=proc, timeout=60)
@@ -46,17 +50,38 @@ def moto_endpoint(tmp_path_factory):
 
 @pytest.fixture
 def s3(moto_endpoint, monkeypatch, settings):
-    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
         monkeypatch.setenv(name, value)
     client = boto3.client("s3", endpoint_url=moto_endpoint)
     client.create_bucket(Bucket=BUCKET)
     # Public repositories' bundles are fetched anonymously (from the bucket or a CDN in front
     # of it): the operator grants public read on public/ only, as README says.
-    client.put_bucket_policy(Bucket=BUCKET, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
-        "Resource": f"arn:aws:s3:::{BUCKET}/b/public/*"}]}))
-    settings.BUNDLE_STORAGE = {"backend": "s3", "bucket": BUCKET, "prefix": "b", "endpoint_url": moto_endpoint}
+    client.put_bucket_policy(
+        Bucket=BUCKET,
+        Policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": "*",
+                        "Action": "s3:GetObject",
+                        "Resource": f"arn:aws:s3:::{BUCKET}/b/public/*",
+                    }
+                ],
+            }
+        ),
+    )
+    settings.BUNDLE_STORAGE = {
+        "backend": "s3",
+        "bucket": BUCKET,
+        "prefix": "b",
+        "endpoint_url": moto_endpoint,
+    }
     yield client
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
         for obj in page.get("Contents", []):
@@ -65,7 +90,9 @@ def s3(moto_endpoint, monkeypatch, settings):
 
 
 def test_multipart_upload_with_headers(s3, moto_endpoint, tmp_path):
-    storage = S3Storage(bucket=BUCKET, prefix="b", endpoint_url=moto_endpoint, multipart_threshold=5 * 1024 * 1024)
+    storage = S3Storage(
+        bucket=BUCKET, prefix="b", endpoint_url=moto_endpoint, multipart_threshold=5 * 1024 * 1024
+    )
     path = tmp_path / "big"
     path.write_bytes(os.urandom(12 * 1024 * 1024 + 17))  # three parts (S3's minimum part is 5 MiB)
     digest = file_digest(path)
@@ -74,7 +101,11 @@ def test_multipart_upload_with_headers(s3, moto_endpoint, tmp_path):
 
     head = s3.head_object(Bucket=BUCKET, Key=f"b/{key}")
     assert head["ETag"].strip('"').endswith("-3")  # S3's mark of a three-part upload
-    assert (head["ContentType"], head["ContentEncoding"], head["CacheControl"]) == (CONTENT_TYPE, "zstd", IMMUTABLE)
+    assert (head["ContentType"], head["ContentEncoding"], head["CacheControl"]) == (
+        CONTENT_TYPE,
+        "zstd",
+        IMMUTABLE,
+    )
     assert storage.size(key) == digest.size and storage.digest(key) == digest
     storage.delete(key)
     assert storage.size(key) is None and storage.digest(key) is None
@@ -102,13 +133,22 @@ def test_build_publishes_to_s3_and_git_clones_from_it(s3, moto_endpoint, git_hom
     trace = tmp_path / "trace"
     target = tmp_path / "clone.git"
     # file:// runs upload-pack as a server would; the bundles are applied before it is asked.
-    git({**git_home, "GIT_TRACE2_EVENT": str(trace)}, "clone", "--bare", "--quiet", f"--bundle-uri={saved}",
-        f"file://{repo.disk_path}", str(target))
+    git(
+        {**git_home, "GIT_TRACE2_EVENT": str(trace)},
+        "clone",
+        "--bare",
+        "--quiet",
+        f"--bundle-uri={saved}",
+        f"file://{repo.disk_path}",
+        str(target),
+    )
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert any(uri in e.get("argv", []) for e in events if e.get("event") == "child_start")
     # git keeps the bundle's branches under refs/bundles/, the tag's anchor (packing.TAG_ANCHORS) too.
-    assert refs_of(git_home, target, "refs/bundles") == {"refs/bundles/main": zstd.tips["refs/heads/main"],
-                                                          "refs/bundles/bundle-tags/v1": zstd.tips["refs/tags/v1"]}
+    assert refs_of(git_home, target, "refs/bundles") == {
+        "refs/bundles/main": zstd.tips["refs/heads/main"],
+        "refs/bundles/bundle-tags/v1": zstd.tips["refs/tags/v1"],
+    }
     assert refs_of(git_home, target, "refs/heads", "refs/tags") == refs_of(git_home, repo.disk_path)
     git(git_home, "--git-dir", str(target), "fsck", "--no-progress")
 
@@ -117,12 +157,14 @@ def test_storage_down_lists_no_bundles(s3, moto_endpoint, git_home, tmp_path, cl
     repo = RepositoryFactory()
     add_commits(repo.disk_path, tmp_path / "work", git_home, 1)
     services.bundles_build(repo=repo)
-    settings.BUNDLE_STORAGE = {**settings.BUNDLE_STORAGE, "endpoint_url": f"http://127.0.0.1:{live.free_port()}"}
+    settings.BUNDLE_STORAGE = {
+        **settings.BUNDLE_STORAGE,
+        "endpoint_url": f"http://127.0.0.1:{live.free_port()}",
+    }
     response = client.get(f"/{repo.full_name}/bundle-list", HTTP_ACCEPT_ENCODING="zstd")
     assert response.status_code == 200 and "uri =" not in response.content.decode()
     # Unreachable is not missing: nothing was dropped.
     assert Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).count() == 2
-
 
 
 def test_private_repository_gets_presigned_urls(s3, moto_endpoint, git_home, tmp_path, client):
@@ -136,8 +178,12 @@ def test_private_repository_gets_presigned_urls(s3, moto_endpoint, git_home, tmp
 
     secret = token_create(user=repo.owner, scope="read")[1]
     auth = "Basic " + base64.b64encode(f"{repo.owner.username}:{secret}".encode()).decode()
-    response = client.get(f"/{repo.full_name}/bundle-list", HTTP_AUTHORIZATION=auth, HTTP_ACCEPT_ENCODING="zstd")
-    uri = next(line.split("=", 1)[1].strip() for line in response.content.decode().splitlines() if "uri =" in line)
+    response = client.get(
+        f"/{repo.full_name}/bundle-list", HTTP_AUTHORIZATION=auth, HTTP_ACCEPT_ENCODING="zstd"
+    )
+    uri = next(
+        line.split("=", 1)[1].strip() for line in response.content.decode().splitlines() if "uri =" in line
+    )
     assert "X-Amz-Signature=" in uri and "X-Amz-Expires=3600" in uri
     with urllib.request.urlopen(uri, timeout=30) as got:
         zstd = Bundle.objects.get(repository=repo, flavor=Flavor.ZSTD, state=BundleState.PUBLISHED)
@@ -168,7 +214,9 @@ def basic_auth(repo) -> str:
 def listed_uris(client, repo, **headers) -> list[str]:
     response = client.get(f"/{repo.full_name}.git/bundle-list", HTTP_ACCEPT_ENCODING="zstd", **headers)
     assert response.status_code == 200
-    return [line.split("=", 1)[1].strip() for line in response.content.decode().splitlines() if "uri =" in line]
+    return [
+        line.split("=", 1)[1].strip() for line in response.content.decode().splitlines() if "uri =" in line
+    ]
 
 
 def test_public_and_private_repositories_use_separate_areas(s3, moto_endpoint, git_home, tmp_path, client):
@@ -194,8 +242,9 @@ def test_public_and_private_repositories_use_separate_areas(s3, moto_endpoint, g
     assert anonymous_get(uris[0]) == 200  # the signed URL is the way in
 
 
-def test_public_to_private_deletes_public_objects_at_once(s3, moto_endpoint, git_home, tmp_path, client,
-                                                         django_capture_on_commit_callbacks):
+def test_public_to_private_deletes_public_objects_at_once(
+    s3, moto_endpoint, git_home, tmp_path, client, django_capture_on_commit_callbacks
+):
     from repos import services as repo_services
     from repos.models import Visibility
 
@@ -209,8 +258,10 @@ def test_public_to_private_deletes_public_objects_at_once(s3, moto_endpoint, git
     assert len(old_uris) == 2 and all(anonymous_get(uri) == 200 for uri in old_uris)
     assert len(object_names(s3, "public")) == 4
 
-    with mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue, \
-            django_capture_on_commit_callbacks(execute=True):
+    with (
+        mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         repo_services.repository_update(repo=repo, visibility=Visibility.PRIVATE)
     # No grace period: the public objects are gone, and nothing of the old area is listed.
     assert object_names(s3, "public") == set()

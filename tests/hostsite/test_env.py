@@ -58,7 +58,11 @@ def test_database_postgres():
     config = env.database_config("postgres://hs:secret@db.internal:6543/hostsite")
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["USER"], config["PASSWORD"], config["HOST"], config["PORT"], config["NAME"]) == (
-        "hs", "secret", "db.internal", 6543, "hostsite",
+        "hs",
+        "secret",
+        "db.internal",
+        6543,
+        "hostsite",
     )
 
 
@@ -82,12 +86,18 @@ def test_broker_rejects(url):
 
 
 def test_bundle_storage_file():
-    assert env.bundle_storage_config("file:///srv/bundles", None) == {"backend": "file", "path": "/srv/bundles"}
+    assert env.bundle_storage_config("file:///srv/bundles", None) == {
+        "backend": "file",
+        "path": "/srv/bundles",
+    }
 
 
 def test_bundle_storage_s3_with_endpoint():
     assert env.bundle_storage_config("s3://hostsite-bundles/prod/v1", "http://127.0.0.1:9000") == {
-        "backend": "s3", "bucket": "hostsite-bundles", "prefix": "prod/v1", "endpoint_url": "http://127.0.0.1:9000",
+        "backend": "s3",
+        "bucket": "hostsite-bundles",
+        "prefix": "prod/v1",
+        "endpoint_url": "http://127.0.0.1:9000",
     }
 
 
@@ -107,9 +117,13 @@ def test_bundle_storage_rejects(url, endpoint, names):
 
 
 def test_cidr_url_table_most_specific_first():
-    table = env.cidr_url_table("0.0.0.0/0=https://cdn.example, 10.0.0.0/8=https://s3.internal/x/ ::1/128=http://l")
+    table = env.cidr_url_table(
+        "0.0.0.0/0=https://cdn.example, 10.0.0.0/8=https://s3.internal/x/ ::1/128=http://l"
+    )
     assert [(str(n), url) for n, url in table] == [
-        ("::1/128", "http://l/"), ("10.0.0.0/8", "https://s3.internal/x/"), ("0.0.0.0/0", "https://cdn.example/"),
+        ("::1/128", "http://l/"),
+        ("10.0.0.0/8", "https://s3.internal/x/"),
+        ("0.0.0.0/0", "https://cdn.example/"),
     ]
     assert env.cidr_url_table(None) == [] and env.cidr_url_table("  ") == []
 

@@ -16,8 +16,17 @@ PROBE = (
     "'bundles': s.BUNDLE_STORAGE, 'repo_root': str(s.REPO_ROOT), 'hosts': s.ALLOWED_HOSTS, 'port': s.PORT}))"
 )
 SETTING_VARS = [
-    "DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "BUNDLE_STORAGE_URL", "S3_ENDPOINT_URL",
-    "REPO_ROOT", "ALLOWED_HOSTS", "HOST", "PORT", "VAR_DIR",
+    "DEBUG",
+    "SECRET_KEY",
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "BUNDLE_STORAGE_URL",
+    "S3_ENDPOINT_URL",
+    "REPO_ROOT",
+    "ALLOWED_HOSTS",
+    "HOST",
+    "PORT",
+    "VAR_DIR",
 ]
 
 
@@ -82,7 +91,10 @@ def test_debug_without_secret_key_starts(tmp_path):
         ({"SECRET_KEY": "k", "DATABASE_URL": "mysql://x/y"}, "DATABASE_URL"),
         ({"SECRET_KEY": "k", "CELERY_BROKER_URL": "kafka://x"}, "CELERY_BROKER_URL"),
         ({"SECRET_KEY": "k", "BUNDLE_STORAGE_URL": "gs://x"}, "BUNDLE_STORAGE_URL"),
-        ({"SECRET_KEY": "k", "BUNDLE_STORAGE_URL": "s3://bkt/x", "S3_ENDPOINT_URL": "nope"}, "S3_ENDPOINT_URL"),
+        (
+            {"SECRET_KEY": "k", "BUNDLE_STORAGE_URL": "s3://bkt/x", "S3_ENDPOINT_URL": "nope"},
+            "S3_ENDPOINT_URL",
+        ),
         ({"SECRET_KEY": "k", "PORT": "http"}, "PORT"),
         ({"SECRET_KEY": "k", "DEBUG": "perhaps"}, "DEBUG"),
     ],
@@ -98,7 +110,12 @@ def test_manage_check_refuses_without_secret_key(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in SETTING_VARS}
     env["VAR_DIR"] = str(tmp_path / "var")
     result = subprocess.run(
-        [sys.executable, "manage.py", "check"], env=env, cwd=BASE_DIR, capture_output=True, text=True, timeout=60
+        [sys.executable, "manage.py", "check"],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr

@@ -37,7 +37,9 @@ def test_page_lists_only_own_and_marks_read(alice):
     notify(bob, kind="test", text="bob's secret")
     client = signed_in(alice)
     page = client.get("/notifications").content.decode()
-    assert "&lt;b&gt;hello&lt;/b&gt;" in page and "bob&#x27;s secret" not in page and "bob's secret" not in page
+    assert (
+        "&lt;b&gt;hello&lt;/b&gt;" in page and "bob&#x27;s secret" not in page and "bob's secret" not in page
+    )
     assert 'aria-label="1 unread"' in page  # the header's count
     # Another user's notification cannot be marked read by alice, and does not exist for her.
     other = Notification.objects.get(user=bob)
@@ -98,11 +100,20 @@ def test_api_lists_and_marks_read(alice):
 def test_archived_signal_notifies_owner(alice):
     owner = UserFactory(username="owner")
     repo = RepositoryFactory(owner=owner, name="proj")
-    row = ArchivedRef.objects.create(repository=repo, username="alice", ref="refs/users/alice/x", sha="a" * 40,
-                                     archive_ref="refs/archive/alice/1", branch="main", how="merged",
-                                     reason="merged into main in push #1", expires_at=timezone.now() + timedelta(30))
-    workspace_ref_archived.send(sender=ArchivedRef, repository_id=repo.pk, ref=row.ref, sha=row.sha, push_id=None,
-                                reason=row.reason)
+    row = ArchivedRef.objects.create(
+        repository=repo,
+        username="alice",
+        ref="refs/users/alice/x",
+        sha="a" * 40,
+        archive_ref="refs/archive/alice/1",
+        branch="main",
+        how="merged",
+        reason="merged into main in push #1",
+        expires_at=timezone.now() + timedelta(30),
+    )
+    workspace_ref_archived.send(
+        sender=ArchivedRef, repository_id=repo.pk, ref=row.ref, sha=row.sha, push_id=None, reason=row.reason
+    )
     n = Notification.objects.get(user=alice)
     assert n.kind == "ref_archived" and n.repository == repo
     assert n.text.startswith("refs/users/alice/x was merged into main and deleted; restore it")

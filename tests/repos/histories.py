@@ -36,6 +36,8 @@ class Work:
     def publish(self, owner: str = "olga", name: str = "proj", private: bool = False):
         user = UserFactory(username=owner)
         return services.repository_create(
-            owner=user, name=name, import_from=str(self.path),
+            owner=user,
+            name=name,
+            import_from=str(self.path),
             visibility=Visibility.PRIVATE if private else Visibility.PUBLIC,
         )

@@ -14,22 +14,30 @@ from workspaces.gitconfig import git_config
 
 pytestmark = pytest.mark.django_db
 
-CONTRIBUTOR = [("receive.hideRefs", v) for v in ("refs/", "!refs/heads/", "!refs/tags/", "!refs/users/alice/")]
+CONTRIBUTOR = [
+    ("receive.hideRefs", v) for v in ("refs/", "!refs/heads/", "!refs/tags/", "!refs/users/alice/")
+]
 
 
-@pytest.mark.parametrize(("config", "expected"), [
-    (CONTRIBUTOR, ["refs/heads", "refs/tags", "refs/users/alice"]),
-    ([("transfer.hideRefs", "refs"), ("receive.hideRefs", "!refs/heads//")], ["refs/heads"]),
-    ([("receive.hideRefs", "refs/")], []),
-    ([("core.alternateRefsPrefixes", "refs/heads/"), *CONTRIBUTOR], ["refs/heads", "refs/tags", "refs/users/alice"]),
-    # Shapes git must handle itself.
-    ([], None),
-    ([("receive.hideRefs", "refs/users/"), ("receive.hideRefs", "!refs/users/alice/")], None),
-    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "refs/heads/")], None),
-    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!^refs/heads/")], None),
-    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/*")], None),
-    ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!HEAD")], None),
-])
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (CONTRIBUTOR, ["refs/heads", "refs/tags", "refs/users/alice"]),
+        ([("transfer.hideRefs", "refs"), ("receive.hideRefs", "!refs/heads//")], ["refs/heads"]),
+        ([("receive.hideRefs", "refs/")], []),
+        (
+            [("core.alternateRefsPrefixes", "refs/heads/"), *CONTRIBUTOR],
+            ["refs/heads", "refs/tags", "refs/users/alice"],
+        ),
+        # Shapes git must handle itself.
+        ([], None),
+        ([("receive.hideRefs", "refs/users/"), ("receive.hideRefs", "!refs/users/alice/")], None),
+        ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "refs/heads/")], None),
+        ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!^refs/heads/")], None),
+        ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/*")], None),
+        ([("receive.hideRefs", "refs/"), ("receive.hideRefs", "!HEAD")], None),
+    ],
+)
 def test_shown_prefixes(config, expected):
     assert advertisement.shown_prefixes(config) == expected
 
@@ -43,11 +51,27 @@ def busy_repo(tmp_path, git_home):
     refs = make_history(work, git_home)
     path = repo.disk_path
     # Fetched in, not pushed: the repository's hooks want the platform's environment.
-    run_git(["fetch", "--quiet", str(work), "refs/heads/trunk:refs/heads/main", "refs/heads/feature:refs/heads/feature",
-             "refs/tags/v1.0:refs/tags/v1.0"], repo=path)
+    run_git(
+        [
+            "fetch",
+            "--quiet",
+            str(work),
+            "refs/heads/trunk:refs/heads/main",
+            "refs/heads/feature:refs/heads/feature",
+            "refs/tags/v1.0:refs/tags/v1.0",
+        ],
+        repo=path,
+    )
     feature = refs["refs/heads/feature"]
-    for ref in ("refs/users/alice/a", "refs/users/alice/b/c", "refs/users/alicex/y", "refs/users/bob/x",
-                "refs/archive/z", "refs/tags/light", "refs/heads/zz/deep"):
+    for ref in (
+        "refs/users/alice/a",
+        "refs/users/alice/b/c",
+        "refs/users/alicex/y",
+        "refs/users/bob/x",
+        "refs/archive/z",
+        "refs/tags/light",
+        "refs/heads/zz/deep",
+    ):
         run_git(["update-ref", ref, feature], repo=path)
     run_git(["pack-refs", "--all"], repo=path)
     # Some loose ones too, and a symbolic ref, after packing.
@@ -106,7 +130,9 @@ def test_repository_with_alternates_is_left_to_git(busy_repo, tmp_path):
 def test_workspaces_asks_for_the_prefix_path_on_advertisement_only(busy_repo):
     alice = UserFactory(username="alice")
     get = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=True, refs=None)
-    post = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=False, refs=["refs/heads/main"])
+    post = git_config(
+        busy_repo, alice, "reader", service="receive-pack", advertise=False, refs=["refs/heads/main"]
+    )
     assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", "refs/users/alice"]
     assert advertisement.shown_prefixes(post) is None
     assert ("receive.hideRefs", "refs/users/") in post and ("receive.hideRefs", "!refs/users/alice/") in post
@@ -117,8 +143,9 @@ def git_v2_capabilities(path, config):
     return run_git(argv, env={"GIT_PROTOCOL": "version=2"}).stdout
 
 
-@pytest.mark.parametrize("config", [[], [("uploadpack.advertiseBundleURIs", "true")],
-                                    [("uploadpack.allowFilter", "false")]])
+@pytest.mark.parametrize(
+    "config", [[], [("uploadpack.advertiseBundleURIs", "true")], [("uploadpack.allowFilter", "false")]]
+)
 def test_v2_capabilities_same_bytes_as_upload_pack(busy_repo, config):
     path = busy_repo.disk_path
     ours = advertisement.upload_pack_v2(path, config, "version=2")
@@ -136,22 +163,32 @@ def pkt(text: str) -> bytes:
 
 
 def ls_refs_body(*prefixes: str, args=("peel", "symrefs", "unborn")) -> bytes:
-    return (pkt("command=ls-refs\n") + pkt("agent=git/2.39.5\n") + pkt("object-format=sha1\n") + b"0001"
-            + b"".join(pkt(f"{a}\n") for a in args) + b"".join(pkt(f"ref-prefix {p}\n") for p in prefixes) + b"0000")
+    return (
+        pkt("command=ls-refs\n")
+        + pkt("agent=git/2.39.5\n")
+        + pkt("object-format=sha1\n")
+        + b"0001"
+        + b"".join(pkt(f"{a}\n") for a in args)
+        + b"".join(pkt(f"ref-prefix {p}\n") for p in prefixes)
+        + b"0000"
+    )
 
 
 CLONE = ("HEAD", "refs/heads/", "refs/tags/")
 
 
-@pytest.mark.parametrize(("body", "covered"), [
-    (ls_refs_body(*CLONE), True),
-    (ls_refs_body("refs/heads/main"), True),
-    (ls_refs_body(), False),  # every ref
-    (ls_refs_body("refs/users/"), False),
-    (ls_refs_body("HEAD", "refs/archive/"), False),
-    (pkt("command=fetch\n") + b"0001" + pkt("want " + "a" * 40 + "\n") + b"0000", False),
-    (b"zzzz", False),
-])
+@pytest.mark.parametrize(
+    ("body", "covered"),
+    [
+        (ls_refs_body(*CLONE), True),
+        (ls_refs_body("refs/heads/main"), True),
+        (ls_refs_body(), False),  # every ref
+        (ls_refs_body("refs/users/"), False),
+        (ls_refs_body("HEAD", "refs/archive/"), False),
+        (pkt("command=fetch\n") + b"0001" + pkt("want " + "a" * 40 + "\n") + b"0000", False),
+        (b"zzzz", False),
+    ],
+)
 def test_ls_refs_requests_covered(body, covered):
     assert (advertisement.ls_refs_prefixes(body) is not None) == covered
 

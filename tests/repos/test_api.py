@@ -47,7 +47,11 @@ def alice_read(alice):
 
 
 def test_current_user_with_each_auth_scheme(alice, alice_read):
-    for scheme, cred in [("Bearer", alice_read), ("token", alice_read), ("Basic", basic("alice", alice_read))]:
+    for scheme, cred in [
+        ("Bearer", alice_read),
+        ("token", alice_read),
+        ("Basic", basic("alice", alice_read)),
+    ]:
         response = client_for(cred, scheme).get("/api/v1/user")
         assert response.status_code == 200, (scheme, response.content)
         assert response.json()["username"] == "alice"
@@ -173,9 +177,14 @@ def test_update_and_members(alice, alice_write):
     RepositoryFactory(owner=alice, name="proj")
     bob = UserFactory(username="bob")
     api = client_for(alice_write)
-    response = api.patch("/api/v1/repos/alice/proj", {"visibility": "private", "description": "d"}, format="json")
+    response = api.patch(
+        "/api/v1/repos/alice/proj", {"visibility": "private", "description": "d"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["visibility"] == "private"
-    assert api.put("/api/v1/repos/alice/proj/members/bob", {"role": "maintainer"}, format="json").status_code == 200
+    assert (
+        api.put("/api/v1/repos/alice/proj/members/bob", {"role": "maintainer"}, format="json").status_code
+        == 200
+    )
     members = api.get("/api/v1/repos/alice/proj/members").json()
     assert members == [{"username": "alice", "role": "admin"}, {"username": "bob", "role": "maintainer"}]
     assert_error(api.put("/api/v1/repos/alice/proj/members/bob", {"role": "owner"}, format="json"), 400)
@@ -203,8 +212,13 @@ def test_openapi_schema():
     assert response.status_code == 200
     schema = response.json()
     assert schema["openapi"].startswith("3.")
-    for path in ["/api/v1/repos", "/api/v1/repos/{owner}/{name}", "/api/v1/user/tokens",
-                 "/api/v1/user/tokens/{token_id}", "/api/v1/repos/{owner}/{name}/members/{username}"]:
+    for path in [
+        "/api/v1/repos",
+        "/api/v1/repos/{owner}/{name}",
+        "/api/v1/user/tokens",
+        "/api/v1/user/tokens/{token_id}",
+        "/api/v1/repos/{owner}/{name}/members/{username}",
+    ]:
         assert path in schema["paths"], path
     assert "post" in schema["paths"]["/api/v1/repos"]
 

@@ -27,11 +27,17 @@ def work(tmp_path, git_home):
 @pytest.fixture
 def project(work):
     """main: a README, a package, a binary, a moved file; feature/deep/x: one commit more; v1 tag."""
-    work.commit("first\n\nThe long body\nof the first commit.", {
-        "README.md": "# Proj\n\nSee [the guide](docs/guide.md) and ![logo](img/logo.png).\n",
-        "pkg/app.py": PY, "docs/guide.md": "# Guide\n\n[back](../README.md)\n", "old.txt": "one\ntwo\nthree\n" * 5,
-        "img/logo.png": b"\x89PNG\r\n\x1a\n\0\0\0binary", "data.bin": b"\0\1\2\3",
-    })
+    work.commit(
+        "first\n\nThe long body\nof the first commit.",
+        {
+            "README.md": "# Proj\n\nSee [the guide](docs/guide.md) and ![logo](img/logo.png).\n",
+            "pkg/app.py": PY,
+            "docs/guide.md": "# Guide\n\n[back](../README.md)\n",
+            "old.txt": "one\ntwo\nthree\n" * 5,
+            "img/logo.png": b"\x89PNG\r\n\x1a\n\0\0\0binary",
+            "data.bin": b"\0\1\2\3",
+        },
+    )
     work.git("tag", "v1")
     work.git("mv", "old.txt", "new.txt")
     work.commit("rename old to new", {"pkg/app.py": PY + "# more\n"})
@@ -123,7 +129,9 @@ def test_raw_streams_text_and_binary_with_safe_headers(repo):
     response = get("/olga/proj/raw/main/pkg/app.py")
     assert response.status_code == 200 and raw_bytes(response) == (PY + "# more\n").encode()
     assert response["Content-Type"] == "text/plain; charset=utf-8"
-    assert response["X-Content-Type-Options"] == "nosniff" and "sandbox" in response["Content-Security-Policy"]
+    assert (
+        response["X-Content-Type-Options"] == "nosniff" and "sandbox" in response["Content-Security-Policy"]
+    )
     binary = get("/olga/proj/raw/main/data.bin")
     assert raw_bytes(binary) == b"\0\1\2\3" and binary["Content-Type"] == "application/octet-stream"
     assert binary["Content-Disposition"] == 'attachment; filename="data.bin"'

@@ -33,10 +33,14 @@ EVIL_README = """# Title <script>alert('readme')</script>
 @pytest.fixture
 def evil(tmp_path, git_home):
     work = Work(tmp_path / "evil", git_home)
-    work.commit("<script>alert('subject')</script>\n\n<img src=x onerror=alert(2)> in the body", {
-        EVIL_NAME: "<script>alert(3)</script>\n", "page.html": "<html><script>alert(4)</script></html>\n",
-        "README.md": EVIL_README,
-    })
+    work.commit(
+        "<script>alert('subject')</script>\n\n<img src=x onerror=alert(2)> in the body",
+        {
+            EVIL_NAME: "<script>alert(3)</script>\n",
+            "page.html": "<html><script>alert(4)</script></html>\n",
+            "README.md": EVIL_README,
+        },
+    )
     work.git("branch", EVIL_BRANCH)
     work.publish(owner="mallory", name="evil")
     return work
@@ -67,9 +71,15 @@ def test_hostile_content_renders_inert_everywhere(evil):
     quoted_name = "%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.txt"
     branch_url = "x%22%3E%3Csvg/onload%3Dalert%285%29%3E"
     urls = [
-        "/mallory/evil", "/mallory/evil/tree/main", f"/mallory/evil/blob/main/{quoted_name}",
-        "/mallory/evil/blob/main/page.html", "/mallory/evil/blob/main/README.md", "/mallory/evil/commits/main",
-        f"/mallory/evil/commit/{sha}", f"/mallory/evil/tree/{branch_url}", f"/mallory/evil/compare/main...{branch_url}",
+        "/mallory/evil",
+        "/mallory/evil/tree/main",
+        f"/mallory/evil/blob/main/{quoted_name}",
+        "/mallory/evil/blob/main/page.html",
+        "/mallory/evil/blob/main/README.md",
+        "/mallory/evil/commits/main",
+        f"/mallory/evil/commit/{sha}",
+        f"/mallory/evil/tree/{branch_url}",
+        f"/mallory/evil/compare/main...{branch_url}",
         f"/mallory/evil/commits/{branch_url}",
     ]
     for url in urls:
@@ -87,7 +97,9 @@ def test_hostile_content_renders_inert_everywhere(evil):
 
 
 def test_markdown_readme_is_sanitized(evil):
-    readme = page_of("/mallory/evil/tree/main").split('<div class="markdown">', 1)[1].split("</section>", 1)[0]
+    readme = (
+        page_of("/mallory/evil/tree/main").split('<div class="markdown">', 1)[1].split("</section>", 1)[0]
+    )
     assert_inert(readme)
     assert "<h1>Title </h1>" in readme and "styled" in readme and 'style="' not in readme
     assert '<a href="https://ok.example" rel="nofollow noopener">ok link</a>' in readme
@@ -98,7 +110,10 @@ def test_raw_html_is_served_as_sandboxed_text(evil):
     response = Client().get("/mallory/evil/raw/main/page.html")
     assert response["Content-Type"] == "text/plain; charset=utf-8"
     assert response["X-Content-Type-Options"] == "nosniff"
-    assert "sandbox" in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+    assert (
+        "sandbox" in response["Content-Security-Policy"]
+        and "default-src 'none'" in response["Content-Security-Policy"]
+    )
 
 
 def test_names_that_are_not_utf8_are_listed_and_reachable(tmp_path, git_home):
@@ -122,8 +137,17 @@ def private(tmp_path, git_home):
 
 
 PRIVATE_URLS = [
-    "tree/main", "tree/main/dir", "blob/main/dir/file.txt", "raw/main/dir/file.txt", "commits", "commits/main",
-    "commits/main/dir", "commit/{sha}", "compare/main...main", "compare/main", "archive/main.tar.gz",
+    "tree/main",
+    "tree/main/dir",
+    "blob/main/dir/file.txt",
+    "raw/main/dir/file.txt",
+    "commits",
+    "commits/main",
+    "commits/main/dir",
+    "commit/{sha}",
+    "compare/main...main",
+    "compare/main",
+    "archive/main.tar.gz",
     "archive/main.tar.zst",
 ]
 
@@ -152,16 +176,51 @@ def plain(tmp_path, git_home):
 
 
 BAD = [
-    "tree/main/../abc.txt", "tree/main/dir/..", "tree/main/%2e%2e/abc.txt", "tree/main/dir//file.txt",
-    "tree/main/./abc.txt", "blob/main/%00", "blob/main/dir/file.txt%00", "tree/nope", "tree/-x", "tree/main~1",
-    "tree/HEAD^", "tree/main:abc.txt", "tree/main@{{1}}", "tree/..", "raw/main/nope", "raw/main/dir",
-    "commits/main?page=0", "commits/main?page=-1", "commits/main?page=abc", "commits/main?page=99999999999999999999",
-    "commits/main?page=10000", "commits/main?page=2", "commits/nope", "commits/main/nope.txt",
-    "commit/xyz", "commit/123", "commit/" + "a" * 65, "commit/ffff", "commit/" + "0" * 40, "commit/main",
-    "commit/{sha}?file=%00", "commit/{sha}?file=a&file=b&file=c",
-    "compare/main...nope", "compare/...main", "compare/main....x", "compare/main...-x", "compare/main..main",
-    "compare/main...refs/users/olga/x", "archive/refs/users/olga/x.tar.gz", "tree/refs/users/olga/x",
-    "archive/main.tar.bz2", "archive/main", "archive/nope.tar.gz", "archive/-x.tar.gz", "archive/main~1.tar.gz",
+    "tree/main/../abc.txt",
+    "tree/main/dir/..",
+    "tree/main/%2e%2e/abc.txt",
+    "tree/main/dir//file.txt",
+    "tree/main/./abc.txt",
+    "blob/main/%00",
+    "blob/main/dir/file.txt%00",
+    "tree/nope",
+    "tree/-x",
+    "tree/main~1",
+    "tree/HEAD^",
+    "tree/main:abc.txt",
+    "tree/main@{{1}}",
+    "tree/..",
+    "raw/main/nope",
+    "raw/main/dir",
+    "commits/main?page=0",
+    "commits/main?page=-1",
+    "commits/main?page=abc",
+    "commits/main?page=99999999999999999999",
+    "commits/main?page=10000",
+    "commits/main?page=2",
+    "commits/nope",
+    "commits/main/nope.txt",
+    "commit/xyz",
+    "commit/123",
+    "commit/" + "a" * 65,
+    "commit/ffff",
+    "commit/" + "0" * 40,
+    "commit/main",
+    "commit/{sha}?file=%00",
+    "commit/{sha}?file=a&file=b&file=c",
+    "compare/main...nope",
+    "compare/...main",
+    "compare/main....x",
+    "compare/main...-x",
+    "compare/main..main",
+    "compare/main...refs/users/olga/x",
+    "archive/refs/users/olga/x.tar.gz",
+    "tree/refs/users/olga/x",
+    "archive/main.tar.bz2",
+    "archive/main",
+    "archive/nope.tar.gz",
+    "archive/-x.tar.gz",
+    "archive/main~1.tar.gz",
 ]
 
 

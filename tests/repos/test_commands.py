@@ -21,15 +21,27 @@ def manage(live_env):
     def run(*args, stdin: str | None = None):
         return subprocess.run(
             [sys.executable, str(BASE_DIR / "manage.py"), *args],
-            input=stdin, capture_output=True, text=True, env=live_env, cwd=BASE_DIR, timeout=120,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=live_env,
+            cwd=BASE_DIR,
+            timeout=120,
         )
 
     return run
 
 
 def test_user_create_with_password_from_stdin(manage):
-    result = manage("user", "create", "alice", "--email", "alice@example.invalid", "--password-stdin",
-                    stdin="long-enough-passphrase-42\n")
+    result = manage(
+        "user",
+        "create",
+        "alice",
+        "--email",
+        "alice@example.invalid",
+        "--password-stdin",
+        stdin="long-enough-passphrase-42\n",
+    )
     assert result.returncode == 0, result.stderr
     user = User.objects.get(username="alice")
     assert user.check_password("long-enough-passphrase-42")
@@ -94,7 +106,10 @@ def test_repo_create_import_shows_progress(manage, tmp_path, git_home):
     repo = Repository.objects.get(name="imported")
     out = subprocess.run(
         ["git", "--git-dir", str(repo.disk_path), "for-each-ref", "--format=%(refname) %(objectname)"],
-        capture_output=True, text=True, env=git_home, check=True,
+        capture_output=True,
+        text=True,
+        env=git_home,
+        check=True,
     ).stdout
     assert dict(line.split(" ", 1) for line in out.splitlines()) == expected
     assert repo.default_branch == "trunk"

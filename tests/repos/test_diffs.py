@@ -41,7 +41,9 @@ def test_root_commit_diffs_against_the_empty_tree(repo):
     (f,) = result.files
     assert (f.status, f.old_path, f.new_path, f.additions, f.deletions) == ("added", None, "a.txt", 2, 0)
     assert [(line.kind, line.text, line.old, line.new) for line in f.hunks[0].lines] == [
-        ("add", "one", None, 1), ("add", "two", None, 2)]
+        ("add", "one", None, 1),
+        ("add", "two", None, 2),
+    ]
     assert result.stat() == "1 file changed, 2 insertions(+)" and not result.truncated
 
 
@@ -54,19 +56,32 @@ def test_statuses_renames_binary_modes_and_line_numbers(repo):
     head = repo({"keep.txt": b"a\n-- b\nc\n", "gone.txt": None, "img.bin": b"\0\1\3"})
     files = by_path(diffs.diff(repo.git_dir, base, head))
     keep = files["keep.txt"]
-    assert keep.status == "modified" and keep.mode_changed and (keep.old_mode, keep.new_mode) == ("100644", "100755")
+    assert (
+        keep.status == "modified"
+        and keep.mode_changed
+        and (keep.old_mode, keep.new_mode) == ("100644", "100755")
+    )
     # "-- b" as an added line and "b" as a deleted one: the hunk counts, not the text, decide.
     assert [(line.kind, line.text, line.old, line.new) for line in keep.hunks[0].lines] == [
-        ("context", "a", 1, 1), ("del", "b", 2, None), ("add", "-- b", None, 2), ("context", "c", 3, 3)]
+        ("context", "a", 1, 1),
+        ("del", "b", 2, None),
+        ("add", "-- b", None, 2),
+        ("context", "c", 3, 3),
+    ]
     assert files["gone.txt"].status == "deleted" and files["gone.txt"].new_path is None
     moved = files["new name.txt"]
-    assert (moved.status, moved.old_path, moved.similarity, moved.hunks) == ("renamed", "old name.txt", 100, [])
+    assert (moved.status, moved.old_path, moved.similarity, moved.hunks) == (
+        "renamed",
+        "old name.txt",
+        100,
+        [],
+    )
     assert files["img.bin"].binary and not files["img.bin"].hunks
 
 
 def test_odd_file_names_are_unquoted(repo):
     base = repo({"plain": b"x\n"})
-    names = ['tab\there.txt', 'quote "q".txt', "ünï cödé.txt", "<img src=x onerror=alert(1)>.txt"]
+    names = ["tab\there.txt", 'quote "q".txt', "ünï cödé.txt", "<img src=x onerror=alert(1)>.txt"]
     head = repo({name: b"hi\n" for name in names})
     assert sorted(by_path(diffs.diff(repo.git_dir, base, head))) == sorted(names)
 

@@ -43,8 +43,15 @@ class History:
 
     def publish(self) -> None:
         """Copy every object and branch of the working copy into the hosted repository."""
-        git(self.env, "--git-dir", str(self.repo.disk_path), "fetch", "--quiet", str(self.work),
-            "+refs/*:refs/keep/*")
+        git(
+            self.env,
+            "--git-dir",
+            str(self.repo.disk_path),
+            "fetch",
+            "--quiet",
+            str(self.work),
+            "+refs/*:refs/keep/*",
+        )
 
 
 @pytest.fixture
@@ -87,16 +94,30 @@ def test_forced_updates_are_recorded_and_shown_everywhere(history):
     git(h.env, "reset", "--quiet", "--hard", h.base, cwd=h.work)
     rewritten = h.commit("one, rewritten")
     h.publish()
-    push = pushes.push_record(repo=h.repo, pusher=h.owner, updates=[
-        Update(h.base, first, "refs/heads/main"), Update(first, rewritten, "refs/heads/feature"),
-        Update(ZERO, first, "refs/heads/new"), Update(first, ZERO, "refs/heads/gone"),
-    ])
+    push = pushes.push_record(
+        repo=h.repo,
+        pusher=h.owner,
+        updates=[
+            Update(h.base, first, "refs/heads/main"),
+            Update(first, rewritten, "refs/heads/feature"),
+            Update(ZERO, first, "refs/heads/new"),
+            Update(first, ZERO, "refs/heads/gone"),
+        ],
+    )
     flags = dict(RefUpdate.objects.filter(push=push).values_list("ref", "forced"))
-    assert flags == {"refs/heads/main": False, "refs/heads/feature": True, "refs/heads/new": False,
-                     "refs/heads/gone": False}
+    assert flags == {
+        "refs/heads/main": False,
+        "refs/heads/feature": True,
+        "refs/heads/new": False,
+        "refs/heads/gone": False,
+    }
 
-    expected = {"refs/heads/main": False, "refs/heads/feature": True, "refs/heads/new": False,
-                "refs/heads/gone": False}
+    expected = {
+        "refs/heads/main": False,
+        "refs/heads/feature": True,
+        "refs/heads/new": False,
+        "refs/heads/gone": False,
+    }
     body = Client().get("/olga/proj/json-pushes").json()
     assert {r["ref"]: r["forced"] for r in body[str(push.pk)]["refs"]} == expected
     api = APIClient().get(f"/api/v1/repos/olga/proj/pushes/{push.pk}").json()
@@ -127,5 +148,9 @@ def test_a_force_push_over_http_is_recorded_as_forced(world):
     with urllib.request.urlopen(url, timeout=30) as response:
         body = json.loads(response.read())
     assert body[str(forced_push.pk)]["refs"][0] | {"old": "", "new": ""} == {
-        "ref": "refs/heads/topic", "old": "", "new": "", "forced": True}
+        "ref": "refs/heads/topic",
+        "old": "",
+        "new": "",
+        "forced": True,
+    }
     assert body[str(plain_push.pk)]["refs"][0]["forced"] is False

@@ -106,7 +106,9 @@ def test_push(world, who, visibility, git_home):
     work = world["work"]
     git(git_home, "commit", "--quiet", "--allow-empty", "-m", f"by {who}", cwd=work)
     before = Push.objects.filter(repository=repo).count()
-    result = git(git_home, "push", remote(world, who, repo.name), "HEAD:refs/heads/main", cwd=work, check=False)
+    result = git(
+        git_home, "push", remote(world, who, repo.name), "HEAD:refs/heads/main", cwd=work, check=False
+    )
     if who in CAN_PUSH:
         assert result.returncode == 0, result.stderr
         assert Push.objects.filter(repository=repo).count() == before + 1
@@ -118,8 +120,13 @@ def test_push(world, who, visibility, git_home):
             assert "remote: hostsite: you need write access to push to refs/heads/main" in result.stderr
 
 
-@pytest.mark.parametrize("path", ["/owner/missing.git/info/refs?service=git-upload-pack",
-                                  "/nobody/missing/info/refs?service=git-receive-pack"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/owner/missing.git/info/refs?service=git-upload-pack",
+        "/nobody/missing/info/refs?service=git-receive-pack",
+    ],
+)
 def test_missing_repositories_look_like_private_ones(world, path):
     assert status_of(world, "anonymous", path)[0] == 401
     assert status_of(world, "norole", path)[0] == 404

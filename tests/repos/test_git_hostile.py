@@ -86,8 +86,9 @@ def test_hostile_paths_answer_4xx_and_read_nothing(setup, path):
 def test_symlink_inside_repo_root_is_not_followed(setup, tmp_path):
     """A repository directory replaced by a symlink to a repository outside REPO_ROOT."""
     outside = tmp_path / "outside.git"
-    subprocess.run(["git", "clone", "--quiet", "--bare", str(setup["work"]), str(outside)], check=True,
-                   env=setup["env"])
+    subprocess.run(
+        ["git", "clone", "--quiet", "--bare", str(setup["work"]), str(outside)], check=True, env=setup["env"]
+    )
     path = setup["repo"].disk_path
     path.rename(path.with_name("moved-away.git"))
     path.symlink_to(outside)
@@ -127,15 +128,20 @@ def test_malformed_protocol_v2_request_is_400(setup):
     headers = {**UPLOAD, "Git-Protocol": "version=2"}
     status, _ = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", body, headers)
     assert status == 400
-    status, _ = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", body + pktline.FLUSH, headers)
+    status, _ = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-upload-pack", body + pktline.FLUSH, headers
+    )
     assert status == 200
 
 
-@pytest.mark.parametrize("protocol", ["version=2 X: y", "version=2;rm -rf /", "x" * 300, "é", "version=2$(id)"])
+@pytest.mark.parametrize(
+    "protocol", ["version=2 X: y", "version=2;rm -rf /", "x" * 300, "é", "version=2$(id)"]
+)
 def test_bad_git_protocol_header_is_400(setup, protocol):
     headers = {"Git-Protocol": protocol.encode("latin-1", "replace").decode("latin-1")}
-    status, _ = raw_request(setup, "GET", "/owner/public-repo.git/info/refs?service=git-upload-pack",
-                            headers=headers)
+    status, _ = raw_request(
+        setup, "GET", "/owner/public-repo.git/info/refs?service=git-upload-pack", headers=headers
+    )
     assert status == 400
 
 
@@ -170,9 +176,16 @@ def test_truncated_pack_is_refused_and_records_nothing(setup):
     env, work = setup["env"], setup["work"]
     git(env, "commit", "--quiet", "--allow-empty", "-m", "two", cwd=work)
     new = git(env, "rev-parse", "HEAD", cwd=work).stdout.strip()
-    pack = subprocess.run(["git", "-C", str(work), "pack-objects", "--revs", "--stdout"],
-                          input=f"{new}\n^{setup['head']}\n".encode(), capture_output=True, check=True, env=env).stdout
-    body = pktline.encode(f"{setup['head']} {new} refs/heads/main\0report-status") + pktline.FLUSH + pack[:-10]
+    pack = subprocess.run(
+        ["git", "-C", str(work), "pack-objects", "--revs", "--stdout"],
+        input=f"{new}\n^{setup['head']}\n".encode(),
+        capture_output=True,
+        check=True,
+        env=env,
+    ).stdout
+    body = (
+        pktline.encode(f"{setup['head']} {new} refs/heads/main\0report-status") + pktline.FLUSH + pack[:-10]
+    )
     headers = {**RECEIVE, "Authorization": setup["auth"]}
     status, text = raw_request(setup, "POST", "/owner/public-repo.git/git-receive-pack", body, headers)
     assert status == 200 and b"unpack " in text and b"unpack ok" not in text
@@ -180,11 +193,13 @@ def test_truncated_pack_is_refused_and_records_nothing(setup):
 
 
 def test_wrong_content_type_and_encoding(setup):
-    status, _ = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", b"0000",
-                            {"Content-Type": "text/plain"})
+    status, _ = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-upload-pack", b"0000", {"Content-Type": "text/plain"}
+    )
     assert status == 415
-    status, _ = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", b"0000",
-                            {**UPLOAD, "Content-Encoding": "br"})
+    status, _ = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-upload-pack", b"0000", {**UPLOAD, "Content-Encoding": "br"}
+    )
     assert status == 415
 
 
@@ -194,19 +209,30 @@ def _receive_request(setup, ref: str) -> bytes:
     git(env, "add", "g", cwd=work)
     git(env, "commit", "--quiet", "-m", "gz", cwd=work)
     new = git(env, "rev-parse", "HEAD", cwd=work).stdout.strip()
-    pack = subprocess.run(["git", "-C", str(work), "pack-objects", "--revs", "--stdout"],
-                          input=f"{new}\n^{setup['head']}\n".encode(), capture_output=True, check=True, env=env).stdout
+    pack = subprocess.run(
+        ["git", "-C", str(work), "pack-objects", "--revs", "--stdout"],
+        input=f"{new}\n^{setup['head']}\n".encode(),
+        capture_output=True,
+        check=True,
+        env=env,
+    ).stdout
     return new, pktline.encode(f"{ZERO} {new} {ref}\0report-status") + pktline.FLUSH + pack
 
 
 def test_push_with_gzip_body(setup):
     new, body = _receive_request(setup, "refs/heads/gzipped")
     headers = {**RECEIVE, "Authorization": setup["auth"], "Content-Encoding": "gzip"}
-    status, text = raw_request(setup, "POST", "/owner/public-repo.git/git-receive-pack", gzip.compress(body), headers)
+    status, text = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-receive-pack", gzip.compress(body), headers
+    )
     assert status == 200, text
     assert b"unpack ok" in text and b"ok refs/heads/gzipped" in text
-    out = subprocess.run(["git", "--git-dir", str(setup["repo"].disk_path), "rev-parse", "refs/heads/gzipped"],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["git", "--git-dir", str(setup["repo"].disk_path), "rev-parse", "refs/heads/gzipped"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == new
     push = Push.objects.filter(repository=setup["repo"]).latest("id")
     assert [(u.ref, u.new) for u in push.ref_updates.all()] == [("refs/heads/gzipped", new)]
@@ -214,8 +240,13 @@ def test_push_with_gzip_body(setup):
 
 def test_fetch_with_gzip_body(setup):
     body = pktline.encode(f"want {setup['head']} ofs-delta\n") + pktline.FLUSH + pktline.encode("done\n")
-    status, text = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", gzip.compress(body),
-                               {**UPLOAD, "Content-Encoding": "gzip"})
+    status, text = raw_request(
+        setup,
+        "POST",
+        "/owner/public-repo.git/git-upload-pack",
+        gzip.compress(body),
+        {**UPLOAD, "Content-Encoding": "gzip"},
+    )
     assert status == 200
     assert b"NAK" in text and b"PACK" in text
 
@@ -226,13 +257,15 @@ def test_gzip_bomb_is_413_and_starts_nothing(setup):
     chunk = bytes(1024 * 1024)
     bomb = b"".join(compressor.compress(chunk) for _ in range(300)) + compressor.flush()
     assert len(bomb) < 1024 * 1024
-    status, text = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", bomb,
-                               {**UPLOAD, "Content-Encoding": "gzip"})
+    status, text = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-upload-pack", bomb, {**UPLOAD, "Content-Encoding": "gzip"}
+    )
     assert status == 413 and b"inflates to more than" in text
 
 
 @pytest.mark.parametrize("body", [b"not gzip at all", gzip.compress(b"0000")[:-6]])
 def test_invalid_or_truncated_gzip_is_400(setup, body):
-    status, _ = raw_request(setup, "POST", "/owner/public-repo.git/git-upload-pack", body,
-                            {**UPLOAD, "Content-Encoding": "gzip"})
+    status, _ = raw_request(
+        setup, "POST", "/owner/public-repo.git/git-upload-pack", body, {**UPLOAD, "Content-Encoding": "gzip"}
+    )
     assert status == 400

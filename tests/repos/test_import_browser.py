@@ -22,8 +22,13 @@ def source(tmp_path):
     path = tmp_path / "src.git"
     env = _env(tmp_path / "home")
     subprocess.run(["git", "init", "--quiet", "--bare", "-b", "main", str(path)], env=env, check=True)
-    subprocess.run(["git", "--git-dir", str(path), "fast-import", "--quiet"], input=history_stream(8000),
-                   env=env, check=True, timeout=300)
+    subprocess.run(
+        ["git", "--git-dir", str(path), "fast-import", "--quiet"],
+        input=history_stream(8000),
+        env=env,
+        check=True,
+        timeout=300,
+    )
     return path
 
 
@@ -37,10 +42,22 @@ def test_import_from_the_new_page_shows_live_progress_then_the_files(
     errors: list[str] = []
     with chromium_page(monkeypatch, width=1280, height=900) as page:
         # Script errors and refused scripts (CSP); failed loads are judged by URL below.
-        page.on("console", lambda msg: errors.append(msg.text)
-                if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
-        page.on("response", lambda r: errors.append(f"{r.status} {r.url}")
-                if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
+        page.on(
+            "console",
+            lambda msg: (
+                errors.append(msg.text)
+                if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+                else None
+            ),
+        )
+        page.on(
+            "response",
+            lambda r: (
+                errors.append(f"{r.status} {r.url}")
+                if r.status >= 400 and not r.url.endswith("/favicon.ico")
+                else None
+            ),
+        )
         page.goto(f"{live_server_url}/login")
         page.fill("input[name=username]", "nina")
         page.fill("input[name=password]", PASSWORD)
@@ -60,7 +77,9 @@ def test_import_from_the_new_page_shows_live_progress_then_the_files(
         first = page.inner_text("[data-import=phase]")
         page.wait_for_function(
             "(first) => { const p = document.querySelector('[data-import=\"phase\"]');"
-            " return !p || p.textContent.trim() !== first; }", arg=first, timeout=60_000,
+            " return !p || p.textContent.trim() !== first; }",
+            arg=first,
+            timeout=60_000,
         )
         shot(page, "import-progress.png")
         page.wait_for_selector("text=Recent commits", timeout=120_000)

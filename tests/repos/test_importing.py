@@ -28,17 +28,27 @@ SECRET = "s3cret-token-4711"  # a test credential, checked for where it must not
 
 
 def refs_of(path: Path) -> dict[str, str]:
-    out = subprocess.run(["git", "--git-dir", str(path), "for-each-ref", "--format=%(refname) %(objectname)"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(path), "for-each-ref", "--format=%(refname) %(objectname)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return dict(line.split(" ", 1) for line in out.splitlines())
 
 
 def client_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home), "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_AUTHOR_NAME": "A",
-            "GIT_AUTHOR_EMAIL": "a@x.invalid", "GIT_COMMITTER_NAME": "C",
-            "GIT_COMMITTER_EMAIL": "c@x.invalid"}
+    return {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@x.invalid",
+        "GIT_COMMITTER_NAME": "C",
+        "GIT_COMMITTER_EMAIL": "c@x.invalid",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +66,14 @@ def hosted_source(tmp_path_factory) -> Path:
     git(env, "tag", "v2", cwd=path)
     git(env, "branch", "dev", cwd=path)
     head = git(env, "rev-parse", "HEAD", cwd=path).stdout.strip()
-    for ref in ["refs/pull/1/head", "refs/pull/1/merge", "refs/pull/2/head", "refs/remotes/origin/trunk",
-                f"refs/keep-around/{head}", "refs/stash"]:
+    for ref in [
+        "refs/pull/1/head",
+        "refs/pull/1/merge",
+        "refs/pull/2/head",
+        "refs/remotes/origin/trunk",
+        f"refs/keep-around/{head}",
+        "refs/stash",
+    ]:
         git(env, "update-ref", ref, head, cwd=path)
     return path
 
@@ -76,8 +92,15 @@ def _remote(refs: list[str], head: str | None = None) -> fetching.RemoteRefs:
 
 
 def test_plan_takes_heads_and_tags_and_counts_the_rest():
-    refs = ["HEAD", "refs/heads/main", "refs/heads/dev", "refs/tags/v1",
-            *(f"refs/pull/{i}/head" for i in range(7)), "refs/remotes/o/main", "refs/stash"]
+    refs = [
+        "HEAD",
+        "refs/heads/main",
+        "refs/heads/dev",
+        "refs/tags/v1",
+        *(f"refs/pull/{i}/head" for i in range(7)),
+        "refs/remotes/o/main",
+        "refs/stash",
+    ]
     plan = importing.plan_refs(_remote(refs, "dev"), "default", display="src")
     assert plan.refspecs == list(importing.DEFAULT_REFSPECS)
     assert (plan.heads, plan.tags, plan.imported, plan.default_branch) == (2, 1, {}, "dev")
@@ -87,8 +110,11 @@ def test_plan_takes_heads_and_tags_and_counts_the_rest():
 def test_plan_all_keeps_other_namespaces_under_refs_imported_and_refuses_odd_ones():
     refs = ["refs/heads/main", "refs/pull/1/head", "refs/stash", "refs/odd*name/x", "refs/x.lock/y"]
     plan = importing.plan_refs(_remote(refs), "all", display="src")
-    assert set(plan.refspecs) == {*importing.DEFAULT_REFSPECS, "+refs/pull/*:refs/imported/pull/*",
-                                  "+refs/stash:refs/imported/stash"}
+    assert set(plan.refspecs) == {
+        *importing.DEFAULT_REFSPECS,
+        "+refs/pull/*:refs/imported/pull/*",
+        "+refs/stash:refs/imported/stash",
+    }
     assert plan.imported == {"refs/pull/": 1, "refs/stash": 1}
     assert plan.skipped == {"refs/odd*name/": 1, "refs/x.lock/": 1}
     with pytest.raises(InvalidInput):
@@ -115,9 +141,16 @@ def test_default_branch_follows_head_else_main_master_first():
 
 
 def test_report_reads_and_round_trips():
-    report = importing.ImportReport("https://example.org/p.git", "main", 12, 1, {"refs/keep-around/": 2},
-                                    {"refs/pull/": 3536, "refs/stash": 1}, 3, [("zeroPaddedFilemode", 2),
-                                                                              ("missingTaggerEntry", 1)])
+    report = importing.ImportReport(
+        "https://example.org/p.git",
+        "main",
+        12,
+        1,
+        {"refs/keep-around/": 2},
+        {"refs/pull/": 3536, "refs/stash": 1},
+        3,
+        [("zeroPaddedFilemode", 2), ("missingTaggerEntry", 1)],
+    )
     assert report.lines() == [
         "Imported 12 branches and 1 tag from https://example.org/p.git; default branch: main.",
         "Kept 2 refs under refs/keep-around/ as refs/imported/keep-around/ (never advertised).",
@@ -139,28 +172,36 @@ def test_import_takes_the_project_and_reports_the_rest(hosted_source):
     imported = importing.import_now(owner=UserFactory(), name="proj", source=str(hosted_source))
     repo, report = imported.repository, imported.report
     source_refs = refs_of(hosted_source / ".git")
-    assert refs_of(repo.disk_path) == {r: s for r, s in source_refs.items() if r.startswith(("refs/heads/",
-                                                                                             "refs/tags/"))}
+    assert refs_of(repo.disk_path) == {
+        r: s for r, s in source_refs.items() if r.startswith(("refs/heads/", "refs/tags/"))
+    }
     assert repo.default_branch == "trunk" and (report.heads, report.tags) == (2, 2)
     assert report.skipped == {"refs/pull/": 3, "refs/remotes/": 1, "refs/keep-around/": 1, "refs/stash": 1}
     assert "Skipped 3 refs under refs/pull/." in report.lines()
-    subprocess.run(["git", "--git-dir", str(repo.disk_path), "fsck", "--strict"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "--git-dir", str(repo.disk_path), "fsck", "--strict"], check=True, capture_output=True
+    )
     # The refs it created are in the pushlog, as a push by the importer (no commit list: the
     # history predates the pushlog).
     push = Push.objects.get(repository=repo)
     assert (push.protocol, push.pusher) == ("import", repo.owner)
     assert {(u.ref, u.old, u.new) for u in push.ref_updates.all()} == {
-        (ref, "0" * 40, sha) for ref, sha in refs_of(repo.disk_path).items()}
+        (ref, "0" * 40, sha) for ref, sha in refs_of(repo.disk_path).items()
+    }
     assert not push.commits.exists()
 
 
 def test_import_of_all_refs_keeps_them_under_refs_imported(hosted_source):
-    repo = importing.import_now(owner=UserFactory(), name="all", source=str(hosted_source),
-                                refs_mode="all").repository
+    repo = importing.import_now(
+        owner=UserFactory(), name="all", source=str(hosted_source), refs_mode="all"
+    ).repository
     refs = refs_of(repo.disk_path)
-    assert {"refs/imported/pull/1/head", "refs/imported/pull/2/head", "refs/imported/remotes/origin/trunk",
-            "refs/imported/stash"} <= set(refs)
+    assert {
+        "refs/imported/pull/1/head",
+        "refs/imported/pull/2/head",
+        "refs/imported/remotes/origin/trunk",
+        "refs/imported/stash",
+    } <= set(refs)
     assert not [r for r in refs if r.startswith(("refs/pull/", "refs/remotes/", "refs/keep-around/"))]
 
 
@@ -181,12 +222,33 @@ def test_cli_import_prints_the_report_and_repacks(hosted_source, live_env):
     import sys
 
     env = {**live_env}
-    run = subprocess.run([sys.executable, "manage.py", "user", "create", "ops"], env=env, capture_output=True,
-                         text=True, cwd=Path(__file__).resolve().parents[2], timeout=120)
+    run = subprocess.run(
+        [sys.executable, "manage.py", "user", "create", "ops"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
-    run = subprocess.run([sys.executable, "manage.py", "repo", "create", "ops/p", "--import",
-                          str(hosted_source), "--refs", "all"], env=env, capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "repo",
+            "create",
+            "ops/p",
+            "--import",
+            str(hosted_source),
+            "--refs",
+            "all",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert "Imported 2 branches and 2 tags from" in run.stdout
     assert "Kept 3 refs under refs/pull/ as refs/imported/pull/ (never advertised)." in run.stdout
@@ -194,9 +256,22 @@ def test_cli_import_prints_the_report_and_repacks(hosted_source, live_env):
     assert run.stdout.strip().splitlines()[-1].startswith("created ops/p (public) at ")
     repo = Repository.objects.get(name="p")
     assert repo.fresh_packed_at is not None and repo.default_branch == "trunk"
-    bad = subprocess.run([sys.executable, "manage.py", "repo", "create", "ops/q", "--import",
-                          "https://user:hunter2@127.0.0.1:9/x.git"], env=env, capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], timeout=120)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "repo",
+            "create",
+            "ops/q",
+            "--import",
+            "https://user:hunter2@127.0.0.1:9/x.git",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+    )
     assert bad.returncode != 0 and "Import from https://127.0.0.1:9/x.git failed" in bad.stderr
     assert "hunter2" not in bad.stderr + bad.stdout
     assert not Repository.objects.filter(name="q").exists()
@@ -248,20 +323,33 @@ def test_request_checks_everything_before_creating_anything(settings, tmp_path):
     settings.IMPORT_ALLOW_PRIVATE_SOURCES = False
     user = UserFactory(username="ursula")
     tmp_path.joinpath("here").mkdir()
-    for source in ["file:///etc", str(tmp_path / "here"), "ext::sh -c touch% /tmp/pwned", "ssh://host/x.git",
-                   "http://127.0.0.1/x.git", "http://[::1]/x.git", "http://169.254.169.254/latest",
-                   "http://10.0.0.1/x.git", "ftp://example.org/x", "", "http://exa mple.org/x"]:
+    for source in [
+        "file:///etc",
+        str(tmp_path / "here"),
+        "ext::sh -c touch% /tmp/pwned",
+        "ssh://host/x.git",
+        "http://127.0.0.1/x.git",
+        "http://[::1]/x.git",
+        "http://169.254.169.254/latest",
+        "http://10.0.0.1/x.git",
+        "ftp://example.org/x",
+        "",
+        "http://exa mple.org/x",
+    ]:
         with pytest.raises(SourceRefused):
             import_requests.import_request(requester=user, name="p", source=source)
     with pytest.raises(Forbidden, match="Only site staff"):
-        import_requests.import_request(requester=user, name="p", source="http://127.0.0.1/x.git",
-                                       refs_mode="all")
+        import_requests.import_request(
+            requester=user, name="p", source="http://127.0.0.1/x.git", refs_mode="all"
+        )
     with pytest.raises(InvalidInput, match="credentials are never stored"):
-        import_requests.import_request(requester=user, name="p", source="http://u:p@127.0.0.1/x.git",
-                                       mirror=True)
+        import_requests.import_request(
+            requester=user, name="p", source="http://u:p@127.0.0.1/x.git", mirror=True
+        )
     with pytest.raises(InvalidInput):
-        import_requests.import_request(requester=user, name="p", source="https://x.invalid/x", username="a:b",
-                                   password="x")
+        import_requests.import_request(
+            requester=user, name="p", source="https://x.invalid/x", username="a:b", password="x"
+        )
     services.repository_create(owner=user, name="taken")
     with pytest.raises(Conflict):
         import_requests.import_request(requester=user, name="taken", source="http://127.0.0.1/x.git")
@@ -274,10 +362,12 @@ def test_request_strips_credentials_and_seals_them(settings, monkeypatch, django
     monkeypatch.setattr("repos.tasks.run_import.delay", lambda *args: sent.append(args))
     user = UserFactory()
     with django_capture_on_commit_callbacks(execute=True):
-        imp = import_requests.import_request(requester=user, name="p", source=f"http://bob:{SECRET}@127.0.0.1:9/x.git")
+        imp = import_requests.import_request(
+            requester=user, name="p", source=f"http://bob:{SECRET}@127.0.0.1:9/x.git"
+        )
     assert imp.source_url == "http://127.0.0.1:9/x.git" and imp.state == ImportState.QUEUED
     assert imp.repository.full_name == imp.full_name == f"{user.username}/p"
-    (import_id, sealed), = sent
+    ((import_id, sealed),) = sent
     assert import_id == imp.pk and SECRET not in sealed and "bob" not in sealed
     assert sealing.unseal(sealed, purpose=import_requests.SEAL_PURPOSE) == {"u": "bob", "p": SECRET}
     row = RepositoryImport.objects.filter(pk=imp.pk).values().get()
@@ -308,8 +398,9 @@ def _queued(staff, source: Path, name="p", **kwargs) -> RepositoryImport:
     return import_requests.import_request(requester=staff, name=name, source=str(source), **kwargs)
 
 
-def test_run_imports_reports_and_queues_the_fresh_repack(staff, hosted_source, monkeypatch,
-                                                         django_capture_on_commit_callbacks):
+def test_run_imports_reports_and_queues_the_fresh_repack(
+    staff, hosted_source, monkeypatch, django_capture_on_commit_callbacks
+):
     repacks = []
     monkeypatch.setattr("repos.tasks.repack_fresh.delay", lambda repo_id: repacks.append(repo_id))
     imp = _queued(staff, hosted_source)
@@ -320,11 +411,19 @@ def test_run_imports_reports_and_queues_the_fresh_repack(staff, hosted_source, m
     repo = Repository.objects.get(pk=imp.repository_id)
     assert (imp.state, imp.phase, imp.percent, imp.message) == (ImportState.DONE, "Done", 100, "")
     assert imp.finished_at and imp.started_at and imp.bytes_received > 0 and imp.objects_total > 0
-    assert imp.report["skipped"] == {"refs/pull/": 3, "refs/remotes/": 1, "refs/keep-around/": 1,
-                                     "refs/stash": 1}
+    assert imp.report["skipped"] == {
+        "refs/pull/": 3,
+        "refs/remotes/": 1,
+        "refs/keep-around/": 1,
+        "refs/stash": 1,
+    }
     assert imp.report["default_branch"] == "trunk" == repo.default_branch
-    assert set(refs_of(repo.disk_path)) == {"refs/heads/trunk", "refs/heads/dev", "refs/tags/v1",
-                                            "refs/tags/v2"}
+    assert set(refs_of(repo.disk_path)) == {
+        "refs/heads/trunk",
+        "refs/heads/dev",
+        "refs/tags/v1",
+        "refs/tags/v2",
+    }
     assert repacks == [repo.pk]
     # Claimed once: a second delivery of the same task changes nothing.
     assert import_runs.run_import(imp.pk, None).state == ImportState.DONE
@@ -336,8 +435,9 @@ def test_a_dead_workers_import_is_restarted_a_live_ones_is_left_alone(staff, hos
     (pack_dir / "tmp_pack_left_behind").write_bytes(b"x" * 1000)
     scratch = imp.repository.disk_path.parent / f".import-{imp.repository.disk_path.name}-1"
     (scratch / "objects").mkdir(parents=True)
-    RepositoryImport.objects.filter(pk=imp.pk).update(state=ImportState.RUNNING,
-                                                      heartbeat_at=timezone.now() - timedelta(seconds=30))
+    RepositoryImport.objects.filter(pk=imp.pk).update(
+        state=ImportState.RUNNING, heartbeat_at=timezone.now() - timedelta(seconds=30)
+    )
     outcome = import_runs.run_import(imp.pk, None)
     assert outcome.state == "busy" and 4 * 60 < outcome.retry_in <= 5 * 60 + 1
     RepositoryImport.objects.filter(pk=imp.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=6))
@@ -427,8 +527,16 @@ def test_new_page_offers_the_import_and_all_refs_to_staff_only(client, staff, se
     page = client.get("/new").content.decode()
     assert 'name="import_url"' in page and 'type="password" name="import_password"' in page
     assert 'name="refs"' not in page
-    response = client.post("/new", {"name": "p", "visibility": "public", "import_url": "http://127.0.0.1:9/x.git",
-                                    "refs": "all", "import_password": SECRET})
+    response = client.post(
+        "/new",
+        {
+            "name": "p",
+            "visibility": "public",
+            "import_url": "http://127.0.0.1:9/x.git",
+            "refs": "all",
+            "import_password": SECRET,
+        },
+    )
     assert response.status_code == 400 and "Only site staff can import all refs." in response.content.decode()
     assert SECRET not in response.content.decode() and not Repository.objects.exists()
     response = client.post("/new", {"name": "p", "visibility": "public", "import_url": "file:///etc/passwd"})
@@ -442,8 +550,16 @@ def test_new_page_import_lands_on_the_repository_page_with_progress(client, sett
     settings.IMPORT_ALLOW_PRIVATE_SOURCES = True
     user = UserFactory(username="nina")
     client.force_login(user)
-    response = client.post("/new", {"name": "p", "visibility": "private", "import_url": "http://127.0.0.1:9/x.git",
-                                    "import_username": "me", "import_password": SECRET})
+    response = client.post(
+        "/new",
+        {
+            "name": "p",
+            "visibility": "private",
+            "import_url": "http://127.0.0.1:9/x.git",
+            "import_username": "me",
+            "import_password": SECRET,
+        },
+    )
     assert response.status_code == 302 and response["Location"] == "/nina/p"
     imp = RepositoryImport.objects.get()
     page = client.get("/nina/p").content.decode()
@@ -478,9 +594,11 @@ def test_import_pages_are_for_the_requester_admins_and_staff(client, staff, sett
 
 def test_import_page_escapes_what_the_source_sent(client, staff):
     imp = RepositoryImport.objects.create(
-        full_name="stan/x", requested_by=staff, source_url="https://example.org/x.git",
+        full_name="stan/x",
+        requested_by=staff,
+        source_url="https://example.org/x.git",
         state=ImportState.FAILED,
-        message='<script>alert(1)</script>',
+        message="<script>alert(1)</script>",
         report={"source": "s", "heads": 1, "tags": 0, "skipped": {"refs/<img src=x onerror=alert(1)>/": 2}},
     )
     client.force_login(staff)
@@ -496,36 +614,47 @@ def test_api_import_request_watch_and_cancel(client, settings):
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
     def post(body, **extra):
-        return client.post("/api/v1/repos", json.dumps(body), content_type="application/json", **auth,
-                           **extra)
+        return client.post(
+            "/api/v1/repos", json.dumps(body), content_type="application/json", **auth, **extra
+        )
 
     for body, status, code in [
         ({"name": "p", "import_url": "file:///etc"}, 400, "source_refused"),
         ({"name": "p", "import_url": "http://127.0.0.1:9/x.git", "refs": "all"}, 403, "forbidden"),
         ({"name": "p", "refs": "all"}, 400, "invalid"),
-        ({"name": "p", "import_url": "http://127.0.0.1:9/x.git", "mirror": True, "import_password": "x"}, 400,
-         "invalid"),
+        (
+            {"name": "p", "import_url": "http://127.0.0.1:9/x.git", "mirror": True, "import_password": "x"},
+            400,
+            "invalid",
+        ),
         ({"name": "p", "import_url": "http://127.0.0.1:9/x.git", "default_branch": "x"}, 400, "invalid"),
     ]:
         response = post(body)
         assert (response.status_code, response.json()["error"]["code"]) == (status, code), body
     assert not Repository.objects.exists()
 
-    response = post({"name": "p", "import_url": f"http://u:{SECRET}@127.0.0.1:9/x.git",
-                     "visibility": "private"})
+    response = post(
+        {"name": "p", "import_url": f"http://u:{SECRET}@127.0.0.1:9/x.git", "visibility": "private"}
+    )
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["full_name"] == "api-user/p" and body["visibility"] == "private"
     assert body["import"]["state"] == "queued" and body["import"]["source_url"] == "http://127.0.0.1:9/x.git"
-    assert response["Location"] == body["import"]["url"] == f"http://testserver/api/v1/imports/{body['import']['id']}"
+    assert (
+        response["Location"]
+        == body["import"]["url"]
+        == f"http://testserver/api/v1/imports/{body['import']['id']}"
+    )
     assert SECRET not in response.content.decode()
     import_id = body["import"]["id"]
     watched = client.get(f"/api/v1/imports/{import_id}", **auth).json()
     assert watched["progress"]["phase"] == "Waiting for a worker" and watched["repository"] == "api-user/p"
     assert client.get(f"/api/v1/imports/{import_id}").status_code == 404  # anonymous
     reader = services.token_create(user=user, scope="read")[1]
-    assert client.post(f"/api/v1/imports/{import_id}/cancel",
-                       HTTP_AUTHORIZATION=f"Bearer {reader}").status_code == 403
+    assert (
+        client.post(f"/api/v1/imports/{import_id}/cancel", HTTP_AUTHORIZATION=f"Bearer {reader}").status_code
+        == 403
+    )
     response = client.post(f"/api/v1/imports/{import_id}/cancel", **auth)
     assert response.status_code == 202 and response.json()["state"] == "cancelled"
     assert response.json()["repository"] is None and not Repository.objects.exists()

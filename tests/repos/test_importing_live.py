@@ -41,10 +41,17 @@ def history_stream(commits: int, *, seed: int = 12) -> bytes:
         name = f"src/f{rng.randrange(50):03}.txt"
         files[name][rng.randrange(40)] = f"edit {c} {rng.getrandbits(64):x}\n"
         data, message = "".join(files[name]).encode(), f"commit {c}\n".encode()
-        out += [b"commit refs/heads/main\n", f"mark :{c + 1}\n".encode(),
-                f"committer Dev <dev@example.invalid> {1_500_000_000 + c * 60} +0000\n".encode(),
-                f"data {len(message)}\n".encode(), message, f"from :{c}\n".encode() if c else b"",
-                f"M 100644 inline {name}\ndata {len(data)}\n".encode(), data, b"\n"]
+        out += [
+            b"commit refs/heads/main\n",
+            f"mark :{c + 1}\n".encode(),
+            f"committer Dev <dev@example.invalid> {1_500_000_000 + c * 60} +0000\n".encode(),
+            f"data {len(message)}\n".encode(),
+            message,
+            f"from :{c}\n".encode() if c else b"",
+            f"M 100644 inline {name}\ndata {len(data)}\n".encode(),
+            data,
+            b"\n",
+        ]
         if c % 1000 == 999:
             out.append(f"reset refs/tags/v{c // 1000}\nfrom :{c + 1}\n\n".encode())
     return b"".join(out)
@@ -52,8 +59,13 @@ def history_stream(commits: int, *, seed: int = 12) -> bytes:
 
 def _env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home), "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_TERMINAL_PROMPT": "0"}
+    return {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_TERMINAL_PROMPT": "0",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -61,15 +73,25 @@ def big_source(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("big") / "src.git"
     env = _env(path.parent / "home")
     git(env, "init", "--quiet", "--bare", "-b", "main", str(path))
-    subprocess.run(["git", "--git-dir", str(path), "fast-import", "--quiet"], input=history_stream(COMMITS),
-                   env=env, check=True, timeout=300)
+    subprocess.run(
+        ["git", "--git-dir", str(path), "fast-import", "--quiet"],
+        input=history_stream(COMMITS),
+        env=env,
+        check=True,
+        timeout=300,
+    )
     git(env, "--git-dir", str(path), "branch", "dev", "main~100")
     tip = git(env, "--git-dir", str(path), "rev-parse", "main").stdout.strip()
     lines = [f"update refs/pull/{i}/head main~{i}\n" for i in range(1, 31)]
     lines += [f"update refs/remotes/origin/{b} main\n" for b in ("main", "dev")]
     lines += [f"update refs/keep-around/{k} {tip}\n" for k in ("a", "b", "c")]
-    subprocess.run(["git", "--git-dir", str(path), "update-ref", "--stdin"], input="".join(lines), text=True,
-                   env=env, check=True)
+    subprocess.run(
+        ["git", "--git-dir", str(path), "update-ref", "--stdin"],
+        input="".join(lines),
+        text=True,
+        env=env,
+        check=True,
+    )
     git(env, "--git-dir", str(path), "repack", "-adq")
     return path
 
@@ -77,25 +99,35 @@ def big_source(tmp_path_factory) -> Path:
 def serve(source: Path, owner: str, name: str, *, private: bool = False) -> Repository:
     """A repository on the live server holding `source`'s refs, borrowing its objects."""
     user = UserFactory(username=owner)
-    repo = services.repository_create(owner=user, name=name,
-                                      visibility=Visibility.PRIVATE if private else Visibility.PUBLIC)
+    repo = services.repository_create(
+        owner=user, name=name, visibility=Visibility.PRIVATE if private else Visibility.PUBLIC
+    )
     objects = source / "objects" if (source / "objects").is_dir() else source / ".git" / "objects"
     (repo.disk_path / "objects" / "info" / "alternates").write_text(f"{objects}\n")
-    refs = subprocess.run(["git", "--git-dir", str(objects.parent), "for-each-ref",
-                           "--format=update %(refname) %(objectname)"], capture_output=True, text=True,
-                          check=True).stdout
-    subprocess.run(["git", "--git-dir", str(repo.disk_path), "update-ref", "--stdin"], input=refs, text=True,
-                   check=True)
-    head = subprocess.run(["git", "--git-dir", str(objects.parent), "symbolic-ref", "HEAD"],
-                          capture_output=True, text=True).stdout.strip()
+    refs = subprocess.run(
+        ["git", "--git-dir", str(objects.parent), "for-each-ref", "--format=update %(refname) %(objectname)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    subprocess.run(
+        ["git", "--git-dir", str(repo.disk_path), "update-ref", "--stdin"], input=refs, text=True, check=True
+    )
+    head = subprocess.run(
+        ["git", "--git-dir", str(objects.parent), "symbolic-ref", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     if head:
         subprocess.run(["git", "--git-dir", str(repo.disk_path), "symbolic-ref", "HEAD", head], check=True)
     return repo
 
 
 def refs_of(path: Path, *patterns: str) -> dict[str, str]:
-    out = subprocess.run(["git", "--git-dir", str(path), "for-each-ref", "--format=%(refname) %(objectname)",
-                          *patterns], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(path), "for-each-ref", "--format=%(refname) %(objectname)", *patterns],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return dict(line.split(" ", 1) for line in out.splitlines())
 
 
@@ -147,13 +179,15 @@ def signed_in(base: str, user) -> Browser:
 # --- the tests ---------------------------------------------------------------------------------
 
 
-def test_import_over_http_with_live_progress_and_a_report(celery_worker_process, live_server_url, big_source,
-                                                          tmp_path):
+def test_import_over_http_with_live_progress_and_a_report(
+    celery_worker_process, live_server_url, big_source, tmp_path
+):
     serve(big_source, "upstream", "big")
     ivan = UserFactory(username="ivan")
     api, web = Api(live_server_url, ivan), signed_in(live_server_url, ivan)
-    status, body, headers = api.call("POST", "/api/v1/repos",
-                                     {"name": "copy", "import_url": f"{live_server_url}/upstream/big.git"})
+    status, body, headers = api.call(
+        "POST", "/api/v1/repos", {"name": "copy", "import_url": f"{live_server_url}/upstream/big.git"}
+    )
     assert status == 202, body
     import_id = body["import"]["id"]
     assert headers["Location"] == f"{live_server_url}/api/v1/imports/{import_id}"
@@ -194,8 +228,9 @@ def test_import_over_http_with_live_progress_and_a_report(celery_worker_process,
     wait_for(lambda: Repository.objects.get(pk=repo.pk).fresh_packed_at, worker=celery_worker_process)
 
 
-def test_a_private_source_credentials_are_used_once_and_never_stored(celery_worker_process, live_web,
-                                                                     live_server_url, tmp_path, git_home):
+def test_a_private_source_credentials_are_used_once_and_never_stored(
+    celery_worker_process, live_web, live_server_url, tmp_path, git_home
+):
     small = tmp_path / "small"
     git(git_home, "init", "--quiet", "-b", "main", str(small))
     git(git_home, "commit", "--quiet", "--allow-empty", "-m", "private history", cwd=small)
@@ -214,14 +249,19 @@ def test_a_private_source_credentials_are_used_once_and_never_stored(celery_work
         assert status == 202, body
         assert secret not in json.dumps(body)
         ids[name] = (body["import"]["id"], body["id"])
-    done = {name: wait_for(lambda i=i: finished(i), worker=celery_worker_process)
-            for name, (i, _) in ids.items()}
+    done = {
+        name: wait_for(lambda i=i: finished(i), worker=celery_worker_process) for name, (i, _) in ids.items()
+    }
     assert done["ok"].state == ImportState.DONE, done["ok"].message
     assert refs_of(Repository.objects.get(name="ok").disk_path) == refs_of(small / ".git", "refs/heads")
-    assert (done["nocreds"].state, done["nocreds"].message) == (ImportState.FAILED,
-                                                                "The source needs credentials.")
-    assert (done["wrong"].state, done["wrong"].message) == (ImportState.FAILED,
-                                                            "The source refused the credentials.")
+    assert (done["nocreds"].state, done["nocreds"].message) == (
+        ImportState.FAILED,
+        "The source needs credentials.",
+    )
+    assert (done["wrong"].state, done["wrong"].message) == (
+        ImportState.FAILED,
+        "The source refused the credentials.",
+    )
     for name in ("nocreds", "wrong"):
         left_nothing(done[name], ids[name][1])
 
@@ -232,18 +272,24 @@ def test_a_private_source_credentials_are_used_once_and_never_stored(celery_work
     assert secret not in live_web.log_path.read_text(errors="replace")
 
 
-def test_cancel_from_the_repository_page_removes_everything(celery_worker_process, live_server_url,
-                                                           big_source):
+def test_cancel_from_the_repository_page_removes_everything(
+    celery_worker_process, live_server_url, big_source
+):
     serve(big_source, "upstream", "big")
     vera = UserFactory(username="vera")
     web = signed_in(live_server_url, vera)
-    status, page, _ = web.request("POST", "/new", {"name": "halfway", "visibility": "public",
-                                                   "import_url": f"{live_server_url}/upstream/big.git"})
+    status, page, _ = web.request(
+        "POST",
+        "/new",
+        {"name": "halfway", "visibility": "public", "import_url": f"{live_server_url}/upstream/big.git"},
+    )
     assert status == 200 and "Importing vera/halfway from" in page  # landed on the repository page
     imp = RepositoryImport.objects.get(full_name="vera/halfway")
     repo_id = imp.repository_id
-    wait_for(lambda: RepositoryImport.objects.get(pk=imp.pk).state == ImportState.RUNNING,
-             worker=celery_worker_process)
+    wait_for(
+        lambda: RepositoryImport.objects.get(pk=imp.pk).state == ImportState.RUNNING,
+        worker=celery_worker_process,
+    )
     status, page, _ = web.request("POST", f"/imports/{imp.pk}/cancel", {})
     assert status == 200 and ("Cancelling" in page or "Cancelled." in page)
     imp = wait_for(lambda: finished(imp.pk), worker=celery_worker_process)
@@ -268,8 +314,9 @@ def capped_worker(live_env, _isolated_storage, tmp_path):
     worker.stop()
 
 
-def test_caps_and_bad_sources_leave_nothing_and_say_why(capped_worker, live_server_url, big_source, tmp_path,
-                                                        git_home):
+def test_caps_and_bad_sources_leave_nothing_and_say_why(
+    capped_worker, live_server_url, big_source, tmp_path, git_home
+):
     serve(big_source, "upstream", "big")
     tags = tmp_path / "tags"
     git(git_home, "init", "--quiet", "-b", "main", str(tags))
@@ -282,8 +329,10 @@ def test_caps_and_bad_sources_leave_nothing_and_say_why(capped_worker, live_serv
     api = Api(live_server_url, UserFactory(username="capped"))
     cases = {
         "big": (f"{live_server_url}/upstream/big.git", "is larger than the 1 MiB an import may bring"),
-        "tags": (f"{live_server_url}/upstream2/tags.git",
-                 "has 46 refs to import; an import may bring at most 40"),
+        "tags": (
+            f"{live_server_url}/upstream2/tags.git",
+            "has 46 refs to import; an import may bring at most 40",
+        ),
         "bad": (f"{live_server_url}/upstream3/bad.git", "refused by the hasDotgit check"),
         "missing": (f"{live_server_url}/no/such/place.git", "(HTTP 404)"),
         "closed": (f"http://127.0.0.1:{live.free_port()}/x.git", "Cannot reach 127.0.0.1"),
@@ -302,8 +351,9 @@ def test_caps_and_bad_sources_leave_nothing_and_say_why(capped_worker, live_serv
     assert not Repository.objects.filter(owner__username="capped").exists()
 
 
-def test_all_refs_is_for_staff_kept_hidden_and_a_mirror_can_follow(celery_worker_process, live_server_url,
-                                                                   big_source, tmp_path):
+def test_all_refs_is_for_staff_kept_hidden_and_a_mirror_can_follow(
+    celery_worker_process, live_server_url, big_source, tmp_path
+):
     serve(big_source, "upstream", "big")
     url = f"{live_server_url}/upstream/big.git"
     user = Api(live_server_url, UserFactory(username="plain"))
@@ -312,8 +362,9 @@ def test_all_refs_is_for_staff_kept_hidden_and_a_mirror_can_follow(celery_worker
     assert not Repository.objects.filter(owner__username="plain").exists()
 
     staff = Api(live_server_url, UserFactory(username="sysop", is_staff=True))
-    status, body, _ = staff.call("POST", "/api/v1/repos", {"name": "all", "import_url": url, "refs": "all",
-                                                           "mirror": True})
+    status, body, _ = staff.call(
+        "POST", "/api/v1/repos", {"name": "all", "import_url": url, "refs": "all", "mirror": True}
+    )
     assert status == 202, body
     imp = wait_for(lambda: finished(body["import"]["id"]), worker=celery_worker_process, timeout=180)
     assert imp.state == ImportState.DONE, imp.message
@@ -323,8 +374,10 @@ def test_all_refs_is_for_staff_kept_hidden_and_a_mirror_can_follow(celery_worker
     assert imp.report["imported"] == {"refs/pull/": 30, "refs/remotes/": 2, "refs/keep-around/": 3}
     env = _env(tmp_path / "home")
     for version in ("0", "2"):
-        for remote in (f"{live_server_url}/sysop/all.git",
-                       f"http://sysop:{staff.token}@{live_server_url.removeprefix('http://')}/sysop/all.git"):
+        for remote in (
+            f"{live_server_url}/sysop/all.git",
+            f"http://sysop:{staff.token}@{live_server_url.removeprefix('http://')}/sysop/all.git",
+        ):
             result = git(env, "-c", f"protocol.version={version}", "ls-remote", remote, check=False)
             assert result.returncode == 0, result.stderr
             out = result.stdout

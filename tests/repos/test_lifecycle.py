@@ -125,14 +125,24 @@ def test_deleted_name_stays_taken_until_purge(people, repo):
 def test_purge_removes_disk_rows_and_bundle_objects(people, repo, settings, tmp_path, git_home):
     add_commits(repo.disk_path, tmp_path / "work", git_home, 3, tag="v1")
     assert bundle_services.bundles_build(repo=repo).status == "built"
-    keys = list(Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).values_list("storage_key", flat=True))
+    keys = list(
+        Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).values_list(
+            "storage_key", flat=True
+        )
+    )
     store = Path(settings.BUNDLE_STORAGE["path"])
     assert keys and all((store / key).is_file() for key in keys)
     # Another repository with the same content shares the content-addressed objects: kept.
     twin = RepositoryFactory(owner=people["owner"], name="twin")
     shared = Bundle.objects.filter(repository=repo).first()
-    Bundle.objects.create(repository=twin, kind=shared.kind, flavor=shared.flavor, creation_token=1,
-                          storage_key=shared.storage_key, state=BundleState.PUBLISHED)
+    Bundle.objects.create(
+        repository=twin,
+        kind=shared.kind,
+        flavor=shared.flavor,
+        creation_token=1,
+        storage_key=shared.storage_key,
+        state=BundleState.PUBLISHED,
+    )
     disk = repo.disk_path
 
     lifecycle.repository_soft_delete(repo=repo, acting_user=people["owner"])
@@ -176,9 +186,12 @@ def test_rename_redirects_pages_and_api(client, people, repo):
     repo.refresh_from_db()
     assert repo.name == "renamed" and repo.disk_path.exists()
     client.logout()
-    for old, new in [("/owner/proj", "/owner/renamed"), ("/OWNER/Proj/commits", "/owner/renamed/commits"),
-                     ("/owner/proj/json-pushes?full=1", "/owner/renamed/json-pushes?full=1"),
-                     ("/api/v1/repos/owner/proj", "/api/v1/repos/owner/renamed")]:
+    for old, new in [
+        ("/owner/proj", "/owner/renamed"),
+        ("/OWNER/Proj/commits", "/owner/renamed/commits"),
+        ("/owner/proj/json-pushes?full=1", "/owner/renamed/json-pushes?full=1"),
+        ("/api/v1/repos/owner/proj", "/api/v1/repos/owner/renamed"),
+    ]:
         response = client.get(old)
         assert response.status_code == 301 and response["Location"] == new, old
     assert RepositoryRedirect.objects.filter(owner_name="owner", name="proj", repository=repo).exists()
@@ -205,7 +218,9 @@ def test_transfer_to_yourself_or_by_staff(client, people, repo):
     other = UserFactory(username="other")
     with pytest.raises(Forbidden):
         lifecycle.repository_move(repo=repo, acting_user=people["member"], new_owner=other)
-    response = api(people["member"]).post("/api/v1/repos/owner/proj/transfer", {"owner": "member"}, format="json")
+    response = api(people["member"]).post(
+        "/api/v1/repos/owner/proj/transfer", {"owner": "member"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["full_name"] == "member/proj"
     repo.refresh_from_db()
     assert repo.owner == people["member"]
@@ -215,14 +230,19 @@ def test_transfer_to_yourself_or_by_staff(client, people, repo):
     assert client.get("/owner/proj/commits").status_code == 301
     assert client.get("/owner/proj/commits")["Location"] == "/member/proj/commits"
     # Staff may hand it to anyone, renaming on the way; chains of old names all lead there.
-    response = api(people["staff"]).post("/api/v1/repos/member/proj/transfer", {"owner": "other", "name": "p2"},
-                                         format="json")
+    response = api(people["staff"]).post(
+        "/api/v1/repos/member/proj/transfer", {"owner": "other", "name": "p2"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["full_name"] == "other/p2"
     assert client.get("/owner/proj")["Location"] == "/other/p2"
     assert client.get("/member/proj")["Location"] == "/other/p2"
     # Moving back onto an old name removes that redirect.
-    lifecycle.repository_move(repo=Repository.objects.get(pk=repo.pk), acting_user=people["staff"],
-                              new_owner=people["owner"], new_name="proj")
+    lifecycle.repository_move(
+        repo=Repository.objects.get(pk=repo.pk),
+        acting_user=people["staff"],
+        new_owner=people["owner"],
+        new_name="proj",
+    )
     assert client.get("/owner/proj").status_code == 200
     assert not RepositoryRedirect.objects.filter(owner_name="owner", name="proj").exists()
 
@@ -233,7 +253,9 @@ def test_rename_conflicts_and_invalid_names(people, repo):
         lifecycle.repository_move(repo=repo, acting_user=people["owner"], new_name="TAKEN")
     with pytest.raises(InvalidInput):
         lifecycle.repository_move(repo=repo, acting_user=people["owner"], new_name="bad/name")
-    response = api(people["owner"]).post("/api/v1/repos/owner/proj/transfer", {"name": "taken"}, format="json")
+    response = api(people["owner"]).post(
+        "/api/v1/repos/owner/proj/transfer", {"name": "taken"}, format="json"
+    )
     assert response.status_code == 409
 
 

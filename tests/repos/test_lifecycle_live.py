@@ -68,8 +68,9 @@ def test_clone_and_fetch_follow_a_rename_and_a_transfer(world):
 
     # Transfer: the acting admin takes it; the chain of old names leads to owner2/renamed.
     new_owner = UserFactory(username="owner2")
-    lifecycle.repository_move(repo=Repository.objects.get(pk=world.repo.pk), acting_user=new_owner,
-                              new_owner=new_owner)
+    lifecycle.repository_move(
+        repo=Repository.objects.get(pk=world.repo.pk), acting_user=new_owner, new_owner=new_owner
+    )
     assert clone(world, old_remote, "after-transfer").returncode == 0
     assert contributor.git("fetch", "origin").returncode == 0
     # Pushing through an old name works too: git follows info/refs' redirect for the push.

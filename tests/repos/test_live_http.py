@@ -64,8 +64,9 @@ def test_signup_token_api_and_repository_page_over_http(live_server_url):
     assert status == 200 and f"{live_server_url}/zoe/from-api.git" in page
 
     # Private: a 404 to anonymous visitors, over the API and the pages alike.
-    status, body, _ = api.request("PATCH", "/api/v1/repos/zoe/from-api", json.dumps({"visibility": "private"}),
-                                  auth)
+    status, body, _ = api.request(
+        "PATCH", "/api/v1/repos/zoe/from-api", json.dumps({"visibility": "private"}), auth
+    )
     assert status == 200, body
     anonymous = Browser(live_server_url)
     assert anonymous.request("GET", "/zoe/from-api")[0] == 404

@@ -24,7 +24,9 @@ with repository_lock(7, purpose="holder"):
 
 
 def hold(seconds: float, env) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(seconds)], stdout=subprocess.PIPE, text=True, env=env
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 

@@ -77,8 +77,26 @@ def test_names_are_unique_per_owner_ignoring_case(settings):
     services.repository_create(owner=other, name="project")
 
 
-BAD_USERNAMES = ["", "Alice", "al ice", "-alice", "alice-", "al--ice", "al.ice", "al/ice", "..", "\u0430lice",
-                 "a" * 40, "api", "admin", "login", "new", "settings", "static", "user_name"]
+BAD_USERNAMES = [
+    "",
+    "Alice",
+    "al ice",
+    "-alice",
+    "alice-",
+    "al--ice",
+    "al.ice",
+    "al/ice",
+    "..",
+    "\u0430lice",
+    "a" * 40,
+    "api",
+    "admin",
+    "login",
+    "new",
+    "settings",
+    "static",
+    "user_name",
+]
 
 
 @pytest.mark.parametrize("username", BAD_USERNAMES)

@@ -40,8 +40,11 @@ def resolver(table: dict[str, list[str] | str]):
         if answer is None:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         addresses = [answer] if isinstance(answer, str) else answer
-        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
-                for a in addresses]
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+            for a in addresses
+        ]
+
     return resolve
 
 
@@ -51,21 +54,37 @@ NAMES = resolver({**PUBLIC, INTERNAL: "10.0.0.7", "mixed.example": ["93.184.216.
 # --- addresses -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1/x.git", "http://127.1/x.git", "http://2130706433/x.git", "http://localhost/x.git",
-    "http://[::1]/x.git", "http://[::ffff:127.0.0.1]/x.git", "http://0.0.0.0/x.git",
-    "http://169.254.169.254/latest/meta-data", "http://[fe80::1]/x.git",
-    "http://10.1.2.3/x.git", "http://172.16.0.1/x.git", "http://192.168.1.1/x.git", "http://100.64.0.1/x.git",
-    "http://[fd00::1]/x.git", "https://[fc12:3456::1]:8443/x.git", "git://127.0.0.1/x.git", "git://[::1]/x.git",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/x.git",
+        "http://127.1/x.git",
+        "http://2130706433/x.git",
+        "http://localhost/x.git",
+        "http://[::1]/x.git",
+        "http://[::ffff:127.0.0.1]/x.git",
+        "http://0.0.0.0/x.git",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[fe80::1]/x.git",
+        "http://10.1.2.3/x.git",
+        "http://172.16.0.1/x.git",
+        "http://192.168.1.1/x.git",
+        "http://100.64.0.1/x.git",
+        "http://[fd00::1]/x.git",
+        "https://[fc12:3456::1]:8443/x.git",
+        "git://127.0.0.1/x.git",
+        "git://[::1]/x.git",
+    ],
+)
 def test_loopback_link_local_private_and_unique_local_addresses_are_refused(url):
     with pytest.raises(SourceRefused, match="non-public address"):
         netguard.prepare(url)
 
 
 def test_names_that_resolve_to_a_private_address_are_refused():
-    with pytest.raises(SourceRefused,
-                       match=r"intranet\.example resolves to a non-public address \(10\.0\.0\.7\)"):
+    with pytest.raises(
+        SourceRefused, match=r"intranet\.example resolves to a non-public address \(10\.0\.0\.7\)"
+    ):
         netguard.prepare(f"https://{INTERNAL}/x.git", resolve=NAMES, probe=False)
     with pytest.raises(SourceRefused, match=r"192\.168\.1\.9"):  # one private answer among public ones
         netguard.prepare("https://mixed.example/x.git", resolve=NAMES, probe=False)
@@ -87,12 +106,16 @@ def test_dns_rebinding_gets_the_checked_address_pinned():
 
     source = netguard.prepare("https://rebind.example/x.git", resolve=rebinding, probe=False)
     assert calls == ["rebind.example"]
-    assert source.config == (("http.curloptResolve", "rebind.example:443:93.184.216.34"),
-                             ("http.followRedirects", "false"))
+    assert source.config == (
+        ("http.curloptResolve", "rebind.example:443:93.184.216.34"),
+        ("http.followRedirects", "false"),
+    )
     assert "http.curloptResolve=rebind.example:443:93.184.216.34" in source.git_args()
     calls.clear()
     source = netguard.prepare("git://rebind.example/x.git", resolve=rebinding, probe=False)
-    assert source.url == "git://93.184.216.34:9418/x.git" and source.display_url == "git://rebind.example/x.git"
+    assert (
+        source.url == "git://93.184.216.34:9418/x.git" and source.display_url == "git://rebind.example/x.git"
+    )
     assert calls == ["rebind.example"]
 
 
@@ -111,8 +134,9 @@ def _handler(hosts: Hosts):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-            hosts.seen.append({"host": host, "path": self.path,
-                               "authorization": self.headers.get("Authorization")})
+            hosts.seen.append(
+                {"host": host, "path": self.path, "authorization": self.headers.get("Authorization")}
+            )
             status, location = hosts.routes.get((host, self.path.split("?")[0]), (404, None))
             self.send_response(status)
             if location:
@@ -139,23 +163,38 @@ def _certificates(directory: Path) -> tuple[Path, Path, Path]:
     now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     names = [x509.DNSName(n) for n in (ORIGIN, OTHER)]
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, ORIGIN)])
-    cert = (x509.CertificateBuilder().subject_name(subject)
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
-            .not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False).sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(2)
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     ca_path, cert_path, key_path = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
     ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return ca_path, cert_path, key_path
 
 
@@ -200,8 +239,14 @@ def test_a_plain_source_is_probed_at_the_pinned_address(hosts):
 
 
 def test_a_redirect_to_a_private_address_is_refused(hosts):
-    hosts.routes[(ORIGIN, "/a.git" + INFO)] = (302, "http://127.0.0.1:9/a.git/info/refs?service=git-upload-pack")
-    hosts.routes[(ORIGIN, "/b.git" + INFO)] = (301, f"http://{INTERNAL}/b.git/info/refs?service=git-upload-pack")
+    hosts.routes[(ORIGIN, "/a.git" + INFO)] = (
+        302,
+        "http://127.0.0.1:9/a.git/info/refs?service=git-upload-pack",
+    )
+    hosts.routes[(ORIGIN, "/b.git" + INFO)] = (
+        301,
+        f"http://{INTERNAL}/b.git/info/refs?service=git-upload-pack",
+    )
     hosts.routes[(ORIGIN, "/c.git" + INFO)] = (307, "http://169.254.169.254/latest/info/refs")
     for name, private in (("a", "127.0.0.1"), ("b", "10.0.0.7"), ("c", "169.254.169.254")):
         with pytest.raises(SourceRefused, match=f"non-public address \\({private}\\)"):
@@ -210,7 +255,10 @@ def test_a_redirect_to_a_private_address_is_refused(hosts):
 
 
 def test_credentials_follow_a_redirect_on_the_same_host_only(hosts):
-    hosts.routes[(ORIGIN, "/moved.git" + INFO)] = (301, f"https://{ORIGIN}/new.git/info/refs?service=git-upload-pack")
+    hosts.routes[(ORIGIN, "/moved.git" + INFO)] = (
+        301,
+        f"https://{ORIGIN}/new.git/info/refs?service=git-upload-pack",
+    )
     hosts.routes[(ORIGIN, "/new.git" + INFO)] = (200, None)
     creds = netguard.Credentials("alice", SECRET)
     source = netguard.prepare(f"https://{ORIGIN}/moved.git", resolve=NAMES, credentials=creds)
@@ -219,7 +267,10 @@ def test_credentials_follow_a_redirect_on_the_same_host_only(hosts):
     assert all(seen["authorization"] == creds.basic() for seen in hosts.seen)
 
     hosts.seen.clear()
-    hosts.routes[(ORIGIN, "/away.git" + INFO)] = (302, f"https://{OTHER}/away.git/info/refs?service=git-upload-pack")
+    hosts.routes[(ORIGIN, "/away.git" + INFO)] = (
+        302,
+        f"https://{OTHER}/away.git/info/refs?service=git-upload-pack",
+    )
     hosts.routes[(OTHER, "/away.git" + INFO)] = (200, None)
     source = netguard.prepare(f"https://{ORIGIN}/away.git", resolve=NAMES, credentials=creds)
     assert source.url == f"https://{OTHER}/away.git" and source.secret_env == {}
@@ -251,8 +302,9 @@ def test_missing_and_protected_sources_say_so(hosts):
     with pytest.raises(SourceRefused, match="needs credentials"):
         netguard.prepare(f"http://{ORIGIN}/private.git", resolve=NAMES)
     with pytest.raises(SourceRefused, match="refused the credentials"):
-        netguard.prepare(f"http://{ORIGIN}/private.git", resolve=NAMES,
-                         credentials=netguard.Credentials("a", "b"))
+        netguard.prepare(
+            f"http://{ORIGIN}/private.git", resolve=NAMES, credentials=netguard.Credentials("a", "b")
+        )
     with pytest.raises(SourceRefused, match=r"No repository at http://origin.example/none.git \(HTTP 404\)"):
         netguard.prepare(f"http://{ORIGIN}/none.git", resolve=NAMES)
 
@@ -260,12 +312,25 @@ def test_missing_and_protected_sources_say_so(hosts):
 # --- schemes and credentials -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", [
-    "file:///etc", "ext::sh -c touch% /tmp/pwned", "ssh://git@example.org/x.git", "/srv/repos/x.git",
-    "../x.git",
-    "git@example.org:x.git", "fd::x", "ftp://example.org/x.git", "javascript:alert(1)", "",
-    "http://-oProxyCommand=x/", "http://exa\nmple.org/x", 'http://example.org/"x', "http://" + "a" * 2000,
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "file:///etc",
+        "ext::sh -c touch% /tmp/pwned",
+        "ssh://git@example.org/x.git",
+        "/srv/repos/x.git",
+        "../x.git",
+        "git@example.org:x.git",
+        "fd::x",
+        "ftp://example.org/x.git",
+        "javascript:alert(1)",
+        "",
+        "http://-oProxyCommand=x/",
+        "http://exa\nmple.org/x",
+        'http://example.org/"x',
+        "http://" + "a" * 2000,
+    ],
+)
 def test_only_https_http_and_git_urls_for_users(source, tmp_path):
     with pytest.raises(SourceRefused):
         netguard.prepare(source, resolve=NAMES, probe=False)
@@ -276,8 +341,11 @@ def test_staff_may_use_local_paths_file_and_ssh_but_never_ext(tmp_path):
     assert netguard.prepare(f"file://{tmp_path}/r.git", staff=True).protocols == "file"
     assert netguard.prepare(str(tmp_path / "r.git"), staff=True).url == str(tmp_path / "r.git")
     ssh = netguard.prepare("ssh://git@example.org:2222/x.git", staff=True)
-    assert (ssh.url, ssh.display_url, ssh.protocols) == ("ssh://git@example.org:2222/x.git",
-                                                         "ssh://example.org:2222/x.git", "ssh")
+    assert (ssh.url, ssh.display_url, ssh.protocols) == (
+        "ssh://git@example.org:2222/x.git",
+        "ssh://example.org:2222/x.git",
+        "ssh",
+    )
     for source in ("ext::sh -c touch% /tmp/pwned", "ext::ssh host", f"{tmp_path}/missing"):
         with pytest.raises(SourceRefused):
             netguard.prepare(source, staff=True)
@@ -313,8 +381,9 @@ def test_git_connects_to_the_pinned_address_of_a_name_that_does_not_resolve(live
     with pytest.raises(socket.gaierror):
         socket.getaddrinfo(name, 80)
     expected = make_history(tmp_path / "src", git_home)
-    repo = services.repository_create(owner=UserFactory(username="pinned"), name="p",
-                                      import_from=str(tmp_path / "src"))
+    repo = services.repository_create(
+        owner=UserFactory(username="pinned"), name="p", import_from=str(tmp_path / "src")
+    )
     port = live.free_port()
     (tmp_path / "logs").mkdir()
     web = live.start_web({**live_env, "ALLOWED_HOSTS": f"127.0.0.1,{name}"}, port, tmp_path / "logs")
@@ -335,7 +404,10 @@ def test_git_connects_to_the_pinned_address_of_a_name_that_does_not_resolve(live
         fetching.fetch(target, source, ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
     finally:
         web.stop()
-    out = subprocess.run(["git", "--git-dir", str(target), "for-each-ref",
-                          "--format=%(refname) %(objectname)"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(target), "for-each-ref", "--format=%(refname) %(objectname)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert dict(line.split(" ", 1) for line in out.splitlines()) == expected

@@ -31,11 +31,19 @@ def test_every_known_check_is_accepted_by_the_installed_git_at_its_severity(tmp_
     for direction, command in (("receive", ["receive-pack", "--advertise-refs"]), ("fetch", ["fsck"])):
         args = [arg for key, value in objectcheck.git_config(direction) for arg in ("-c", f"{key}={value}")]
         # git fsck reads fsck.<id>: give it the same severities under that name too
-        args += [arg for check in objectcheck.known_checks()
-                 for arg in ("-c", f"fsck.{check.msg_id}={check.severity}")]
-        result = subprocess.run(["git", *args, *command, str(tmp_path / "r.git")] if command[0] != "fsck" else
-                                ["git", "--git-dir", str(tmp_path / "r.git"), *args, *command],
-                                env=git_home, capture_output=True, text=True)
+        args += [
+            arg
+            for check in objectcheck.known_checks()
+            for arg in ("-c", f"fsck.{check.msg_id}={check.severity}")
+        ]
+        result = subprocess.run(
+            ["git", *args, *command, str(tmp_path / "r.git")]
+            if command[0] != "fsck"
+            else ["git", "--git-dir", str(tmp_path / "r.git"), *args, *command],
+            env=git_home,
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0, result.stderr
         assert "unknown" not in result.stderr.lower() and "demote" not in result.stderr, result.stderr
 
@@ -43,9 +51,19 @@ def test_every_known_check_is_accepted_by_the_installed_git_at_its_severity(tmp_
 def test_each_known_check_alone_is_accepted_by_git_fsck(tmp_path, git_home):
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "r.git")], env=git_home, check=True)
     for check in objectcheck.known_checks():
-        result = subprocess.run(["git", "--git-dir", str(tmp_path / "r.git"), "-c",
-                                 f"fsck.{check.msg_id}={check.severity}", "fsck"], env=git_home,
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                "git",
+                "--git-dir",
+                str(tmp_path / "r.git"),
+                "-c",
+                f"fsck.{check.msg_id}={check.severity}",
+                "fsck",
+            ],
+            env=git_home,
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0, (check.msg_id, result.stderr)
 
 
@@ -57,22 +75,46 @@ def test_the_table_names_each_id_once_with_a_decision_and_a_reason():
         assert check.decision in (objectcheck.ACCEPT, objectcheck.REFUSE) and len(check.why) > 20
     assert {check.severity for check in objectcheck.CHECKS} == {"warn", "error"}
     # the examples, decided as it asks
-    for msg_id in ("zeroPaddedFilemode", "badFilemode", "missingTaggerEntry", "badTimezone", "nulInCommit",
-                   "extraHeaderEntry", "missingSpaceBeforeDate", "badDateOverflow", "missingEmail",
-                   "badEmail"):
+    for msg_id in (
+        "zeroPaddedFilemode",
+        "badFilemode",
+        "missingTaggerEntry",
+        "badTimezone",
+        "nulInCommit",
+        "extraHeaderEntry",
+        "missingSpaceBeforeDate",
+        "badDateOverflow",
+        "missingEmail",
+        "badEmail",
+    ):
         assert objectcheck.check_for(msg_id).decision == objectcheck.ACCEPT, msg_id
-    for msg_id in ("gitmodulesName", "gitmodulesPath", "gitmodulesUrl", "gitmodulesSymlink", "hasDotgit",
-                   "hasDotdot", "hasDot", "duplicateEntries", "treeNotSorted", "fullPathname", "nulInHeader",
-                   "badObjectSha1", "badParentSha1", "badTreeSha1"):
+    for msg_id in (
+        "gitmodulesName",
+        "gitmodulesPath",
+        "gitmodulesUrl",
+        "gitmodulesSymlink",
+        "hasDotgit",
+        "hasDotdot",
+        "hasDot",
+        "duplicateEntries",
+        "treeNotSorted",
+        "fullPathname",
+        "nulInHeader",
+        "badObjectSha1",
+        "badParentSha1",
+        "badTreeSha1",
+    ):
         assert objectcheck.check_for(msg_id).decision == objectcheck.REFUSE, msg_id
 
 
 def test_parse_reads_what_index_pack_and_unpack_objects_print():
-    text = (f"remote: warning: object {OID}: zeroPaddedFilemode: contains zero-padded file modes\r\n"
-            f"error: object {OID2}: nullSha1: contains entries pointing to null sha1\n"
-            f"error: object {'c' * 64}: hasDotgit: contains '.git'\n"
-            f"error in tree {OID}: hasDot: git fsck's own format is not a transfer's\n"
-            "fatal: fsck error in packed object\nerror: object nothex: badDate: x\n")
+    text = (
+        f"remote: warning: object {OID}: zeroPaddedFilemode: contains zero-padded file modes\r\n"
+        f"error: object {OID2}: nullSha1: contains entries pointing to null sha1\n"
+        f"error: object {'c' * 64}: hasDotgit: contains '.git'\n"
+        f"error in tree {OID}: hasDot: git fsck's own format is not a transfer's\n"
+        "fatal: fsck error in packed object\nerror: object nothex: badDate: x\n"
+    )
     assert objectcheck.parse(text) == [
         objectcheck.FsckMessage("warning", OID, "zeroPaddedFilemode", "contains zero-padded file modes"),
         objectcheck.FsckMessage("error", OID2, "nullSha1", "contains entries pointing to null sha1"),
@@ -97,9 +139,16 @@ def test_severities_apply_a_repositorys_overrides_and_never_demote_a_fatal_id():
     default = objectcheck.severities()
     assert default["zeroPaddedFilemode"] == "warn" and default["hasDotgit"] == "error"
     assert set(default) == {check.msg_id for check in objectcheck.known_checks()}
-    changed = objectcheck.severities({"hasdotgit": "warn", "badTimezone": "error", "noSuchId": "warn",
-                                      "hasDot": "lenient", "nulInHeader": "warn",
-                                      "unterminatedHeader": "ignore"})
+    changed = objectcheck.severities(
+        {
+            "hasdotgit": "warn",
+            "badTimezone": "error",
+            "noSuchId": "warn",
+            "hasDot": "lenient",
+            "nulInHeader": "warn",
+            "unterminatedHeader": "ignore",
+        }
+    )
     assert changed["hasDotgit"] == "warn" and changed["badTimezone"] == "error" and "noSuchId" not in changed
     assert changed["hasDot"] == "error"
     assert changed["nulInHeader"] == "error" and changed["unterminatedHeader"] == "error"
@@ -115,11 +164,17 @@ def test_overrides_are_staff_only_validated_and_append_only():
     staff, admin = UserFactory(is_staff=True), repo.owner
     for actor in (admin, None):
         with pytest.raises(Forbidden):
-            objectcheck_services.override_set(repo=repo, msg_id="hasDotgit", severity="warn", actor=actor,
-                                              reason="r")
-    bad = [({"msg_id": "x" * 5000}, "msg_id"), ({"msg_id": "largePathnameX"}, "msg_id"),
-           ({"severity": "lenient"}, "severity"), ({"reason": "  "}, "reason"),
-           ({"reason": "r" * 2001}, "reason"), ({"msg_id": "nulInHeader"}, "severity")]
+            objectcheck_services.override_set(
+                repo=repo, msg_id="hasDotgit", severity="warn", actor=actor, reason="r"
+            )
+    bad = [
+        ({"msg_id": "x" * 5000}, "msg_id"),
+        ({"msg_id": "largePathnameX"}, "msg_id"),
+        ({"severity": "lenient"}, "severity"),
+        ({"reason": "  "}, "reason"),
+        ({"reason": "r" * 2001}, "reason"),
+        ({"msg_id": "nulInHeader"}, "severity"),
+    ]
     for change, field in bad:
         fields = {"msg_id": "hasDotgit", "severity": "warn", "reason": "ok", **change}
         with pytest.raises(InvalidInput) as info:
@@ -127,35 +182,52 @@ def test_overrides_are_staff_only_validated_and_append_only():
         assert field in info.value.fields and len(info.value.message) < 200
     assert not ObjectCheckOverride.objects.exists()
     for msg_id, severity, reason in (("hasdotgit", "warn", "old tree"), ("badTimezone", "error", "strict")):
-        objectcheck_services.override_set(repo=repo, msg_id=msg_id, severity=severity, actor=staff,
-                                          reason=reason)
+        objectcheck_services.override_set(
+            repo=repo, msg_id=msg_id, severity=severity, actor=staff, reason=reason
+        )
     assert objectcheck.repository_overrides(repo) == {"hasDotgit": "warn", "badTimezone": "error"}
     objectcheck_services.override_set(repo=repo, msg_id="hasDotgit", severity="", actor=staff, reason="fixed")
     assert objectcheck.repository_overrides(repo) == {"badTimezone": "error"}
     rows = objectcheck_services.overrides_history(repo)
     history = list(rows.values_list("msg_id", "severity", "actor", "reason"))
-    assert history == [("hasDotgit", "", staff.pk, "fixed"), ("badTimezone", "error", staff.pk, "strict"),
-                       ("hasDotgit", "warn", staff.pk, "old tree")]
+    assert history == [
+        ("hasDotgit", "", staff.pk, "fixed"),
+        ("badTimezone", "error", staff.pk, "strict"),
+        ("hasDotgit", "warn", staff.pk, "old tree"),
+    ]
     assert objectcheck.repository_overrides(RepositoryFactory()) == {}
 
 
 @pytest.mark.django_db
 def test_record_legacy_records_accepted_objects_that_are_present_once(git_home):
     repo = RepositoryFactory()
-    present = subprocess.run(["git", "--git-dir", str(repo.disk_path), "hash-object", "-w", "--stdin"],
-                             input=b"x\n", capture_output=True, check=True).stdout.decode().strip()
-    messages = [objectcheck.FsckMessage("warning", present, "zeroPaddedFilemode", "t"),
-                objectcheck.FsckMessage("warning", present, "badFilemode", "t"),
-                objectcheck.FsckMessage("warning", OID, "badTimezone", "t"),  # never arrived
-                objectcheck.FsckMessage("error", present, "hasDotgit", "t")]  # refused: not legacy
+    present = (
+        subprocess.run(
+            ["git", "--git-dir", str(repo.disk_path), "hash-object", "-w", "--stdin"],
+            input=b"x\n",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    messages = [
+        objectcheck.FsckMessage("warning", present, "zeroPaddedFilemode", "t"),
+        objectcheck.FsckMessage("warning", present, "badFilemode", "t"),
+        objectcheck.FsckMessage("warning", OID, "badTimezone", "t"),  # never arrived
+        objectcheck.FsckMessage("error", present, "hasDotgit", "t"),
+    ]  # refused: not legacy
     assert objectcheck_services.record_legacy(repo, messages, source="push") == 2
     assert objectcheck_services.record_legacy(repo, messages, source="mirror") == 0
     assert set(LegacyObject.objects.values_list("oid", "msg_id", "source")) == {
-        (present, "zeroPaddedFilemode", "push"), (present, "badFilemode", "push")}
+        (present, "zeroPaddedFilemode", "push"),
+        (present, "badFilemode", "push"),
+    }
     summary = objectcheck_services.legacy_summary(repo)
     assert summary.total == 1 and summary.by_check == [("badFilemode", 1), ("zeroPaddedFilemode", 1)]
-    assert summary.text == ("This history contains 1 object in legacy formats: badFilemode (1), "
-                            "zeroPaddedFilemode (1).")
+    assert summary.text == (
+        "This history contains 1 object in legacy formats: badFilemode (1), zeroPaddedFilemode (1)."
+    )
     assert not objectcheck_services.legacy_summary(RepositoryFactory())
 
 
@@ -197,7 +269,7 @@ def relay_all(data: bytes, chunks: list[int] | None = None, **kwargs) -> tuple[b
     relay = sideband.FsckRelay(**kwargs)
     out, pos = [], 0
     for size in chunks or [len(data)]:
-        out.append(relay.feed(data[pos:pos + size]))
+        out.append(relay.feed(data[pos : pos + size]))
         pos += size
     out.append(relay.feed(data[pos:]))
     out.append(relay.finish())
@@ -207,9 +279,9 @@ def relay_all(data: bytes, chunks: list[int] | None = None, **kwargs) -> tuple[b
 def band2_text(body: bytes) -> str:
     text, pos = b"", 0
     while pos + 4 <= len(body):
-        length = max(int(body[pos:pos + 4], 16), 4)
+        length = max(int(body[pos : pos + 4], 16), 4)
         if length > 4 and body[pos + 4] == 2:
-            text += body[pos + 5:pos + length]
+            text += body[pos + 5 : pos + length]
         pos += length
     return text.decode()
 
@@ -217,19 +289,31 @@ def band2_text(body: bytes) -> str:
 REFUSED_LINE = f"error: object {OID}: hasDotgit: contains '.git'\n"
 WARNED_LINE = f"warning: object {OID2}: zeroPaddedFilemode: contains zero-padded file modes\n"
 # receive-pack relays index-pack's stderr in reads of at most 128 bytes: lines span packets.
-SPLIT = (band2("Resolving deltas: 100% (3/3)\r") + band2(WARNED_LINE[:30]) + band2(WARNED_LINE[30:] + "err")
-         + band2(REFUSED_LINE[3:50]) + band2(REFUSED_LINE[50:] + "fatal: fsck error in packed object\n")
-         + status("unpack index-pack abnormal exit", "ng refs/heads/x unpacker error"))
+SPLIT = (
+    band2("Resolving deltas: 100% (3/3)\r")
+    + band2(WARNED_LINE[:30])
+    + band2(WARNED_LINE[30:] + "err")
+    + band2(REFUSED_LINE[3:50])
+    + band2(REFUSED_LINE[50:] + "fatal: fsck error in packed object\n")
+    + status("unpack index-pack abnormal exit", "ng refs/heads/x unpacker error")
+)
 
 
 def test_the_relay_explains_a_refusal_right_under_gits_line():
     out, relay = relay_all(SPLIT)
     explained = "hostsite: " + objectcheck.explain(objectcheck.parse_line(REFUSED_LINE)) + "\n"
-    assert band2_text(out) == ("Resolving deltas: 100% (3/3)\r" + WARNED_LINE + REFUSED_LINE + explained
-                               + "fatal: fsck error in packed object\n")
+    assert band2_text(out) == (
+        "Resolving deltas: 100% (3/3)\r"
+        + WARNED_LINE
+        + REFUSED_LINE
+        + explained
+        + "fatal: fsck error in packed object\n"
+    )
     assert out.endswith(status("unpack index-pack abnormal exit", "ng refs/heads/x unpacker error"))
-    assert [(m.level, m.msg_id) for m in relay.messages] == [("warning", "zeroPaddedFilemode"),
-                                                             ("error", "hasDotgit")]
+    assert [(m.level, m.msg_id) for m in relay.messages] == [
+        ("warning", "zeroPaddedFilemode"),
+        ("error", "hasDotgit"),
+    ]
 
 
 def test_any_chunking_gives_the_same_bytes_and_messages():
@@ -263,16 +347,25 @@ def test_an_explanation_fits_the_packet_size_and_is_given_once():
 def packets(body: bytes) -> list[bytes]:
     found, pos = [], 0
     while pos < len(body):
-        length = max(int(body[pos:pos + 4], 16), 4)
-        found.append(body[pos:pos + length])
+        length = max(int(body[pos : pos + 4], 16), 4)
+        found.append(body[pos : pos + length])
         pos += length
     return found
 
 
 def test_garbage_passes_through_unchanged_and_never_raises():
     rng = random.Random(7)
-    samples = [b"", b"zzzz" + band2(REFUSED_LINE), b"0003abc", b"fff0" + b"x" * 10, band2(REFUSED_LINE)[:-3],
-               b"00", b"\x00\xff" * 50, b"0004" + b"0000" + b"0001", band2("\xff\xfe not utf-8 \n")]
+    samples = [
+        b"",
+        b"zzzz" + band2(REFUSED_LINE),
+        b"0003abc",
+        b"fff0" + b"x" * 10,
+        band2(REFUSED_LINE)[:-3],
+        b"00",
+        b"\x00\xff" * 50,
+        b"0004" + b"0000" + b"0001",
+        band2("\xff\xfe not utf-8 \n"),
+    ]
     samples += [bytes(rng.randrange(256) for _ in range(rng.randint(0, 300))) for _ in range(300)]
     alphabet = b"0123456789abcdef\1\2\n"  # mostly valid headers and band bytes
     samples += [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 300))) for _ in range(300)]
@@ -328,8 +421,15 @@ def people(db):
     for repo in (public, private):
         services.membership_set(repo=repo, user=admin, role=Role.ADMIN)
         services.membership_set(repo=repo, user=reader, role=Role.MAINTAINER)
-    return {"owner": owner, "admin": admin, "maintainer": reader, "outsider": UserFactory(username="otto"),
-            "staff": UserFactory(username="stella", is_staff=True), "public": public, "private": private}
+    return {
+        "owner": owner,
+        "admin": admin,
+        "maintainer": reader,
+        "outsider": UserFactory(username="otto"),
+        "staff": UserFactory(username="stella", is_staff=True),
+        "public": public,
+        "private": private,
+    }
 
 
 PAGE = "/olga/{}/settings/object-checks"
@@ -344,12 +444,17 @@ def test_only_admins_and_staff_see_the_page_and_the_api(people, repo):
     for who in ("maintainer", "outsider", None):
         user = people[who] if who else None
         assert signed_in(user).get(PAGE.format(repo)).status_code == 404, who
-        assert signed_in(user).post(PAGE.format(repo), {"msg_id": "hasDot", "severity": "warn",
-                                                        "reason": "x"}).status_code == 404, who
+        assert (
+            signed_in(user)
+            .post(PAGE.format(repo), {"msg_id": "hasDot", "severity": "warn", "reason": "x"})
+            .status_code
+            == 404
+        ), who
         api = bearer(user)
         assert api.get(API.format(repo)).status_code == 404, who
-        response = api.post(API.format(repo), {"msg_id": "hasDot", "severity": "warn", "reason": "x"},
-                            format="json")
+        response = api.post(
+            API.format(repo), {"msg_id": "hasDot", "severity": "warn", "reason": "x"}, format="json"
+        )
         if who is None:  # an anonymous write is 401 before any lookup, whether or not the repo exists
             assert response.status_code == 401, who
         else:
@@ -378,9 +483,12 @@ def test_staff_change_a_check_on_the_page_and_admins_read_it(people):
     for fields in ({"msg_id": "hasDot", "severity": "ignore", "reason": "mine"},):
         response = owner_page.post(PAGE.format("pub"), fields, follow=True)
         assert "Only site staff may change" in response.content.decode()
-    for fields in ({"msg_id": "x" * 10000, "severity": "warn", "reason": "r"},
-                   {"msg_id": "hasDot", "severity": "off", "reason": "r"}, {"msg_id": "hasDot"},
-                   {"msg_id": "nulInHeader", "severity": "warn", "reason": "r"}):
+    for fields in (
+        {"msg_id": "x" * 10000, "severity": "warn", "reason": "r"},
+        {"msg_id": "hasDot", "severity": "off", "reason": "r"},
+        {"msg_id": "hasDot"},
+        {"msg_id": "nulInHeader", "severity": "warn", "reason": "r"},
+    ):
         assert staff_page.post(PAGE.format("pub"), fields).status_code == 302
     assert ObjectCheckOverride.objects.count() == 1
 
@@ -393,8 +501,10 @@ def test_the_api_reads_for_admins_and_writes_for_staff(people):
     assert {row["msg_id"] for row in body["checks"]} == {c.msg_id for c in objectcheck.known_checks()}
     assert body["legacy"]["total"] == 1
     assert body["legacy"]["text"].startswith("This history contains 1 object")
-    assert body["legacy"]["by_check"] == [{"msg_id": "badEmail", "count": 1, "examples": [OID]},
-                                          {"msg_id": "badTimezone", "count": 1, "examples": [OID]}]
+    assert body["legacy"]["by_check"] == [
+        {"msg_id": "badEmail", "count": 1, "examples": [OID]},
+        {"msg_id": "badTimezone", "count": 1, "examples": [OID]},
+    ]
     assert body["overrides"] == []
     payload = {"msg_id": "badTimezone", "severity": "error", "reason": "we fixed our importer"}
     for who in ("owner", "admin"):
@@ -402,9 +512,14 @@ def test_the_api_reads_for_admins_and_writes_for_staff(people):
         assert response.status_code == 403 and response.json()["error"]["code"] == "permission_denied", who
     read_only = bearer(people["staff"], scope="read")
     assert read_only.post(API.format("priv"), payload, format="json").status_code == 403
-    for bad in ({**payload, "severity": "lenient"}, {**payload, "msg_id": "noSuchCheck"},
-                {"msg_id": "badTimezone"}, {**payload, "reason": "r" * 2001}, {**payload, "msg_id": ["a"]},
-                {**payload, "msg_id": "nulInHeader", "severity": "ignore"}):
+    for bad in (
+        {**payload, "severity": "lenient"},
+        {**payload, "msg_id": "noSuchCheck"},
+        {"msg_id": "badTimezone"},
+        {**payload, "reason": "r" * 2001},
+        {**payload, "msg_id": ["a"]},
+        {**payload, "msg_id": "nulInHeader", "severity": "ignore"},
+    ):
         response = bearer(people["staff"]).post(API.format("priv"), bad, format="json")
         assert response.status_code == 400 and response.json()["error"]["code"] == "invalid", bad
     assert not ObjectCheckOverride.objects.exists()
@@ -413,12 +528,14 @@ def test_the_api_reads_for_admins_and_writes_for_staff(people):
     body = bearer(people["owner"]).get(API.format("priv")).json()
     assert next(c for c in body["checks"] if c["msg_id"] == "badTimezone")["severity"] == "error"
     assert [(o["msg_id"], o["severity"], o["actor"]) for o in body["overrides"]] == [
-        ("badTimezone", "error", "stella")]
+        ("badTimezone", "error", "stella")
+    ]
 
 
 def test_the_repository_page_tells_admins_what_the_history_carries(people):
-    LegacyObject.objects.create(repository=people["public"], oid=OID, msg_id="missingTaggerEntry",
-                                source="import")
+    LegacyObject.objects.create(
+        repository=people["public"], oid=OID, msg_id="missingTaggerEntry", source="import"
+    )
     line = "This history contains 1 object in legacy formats: missingTaggerEntry (1)."
     page = signed_in(people["admin"]).get("/olga/pub").content.decode()
     assert line in page and PAGE.format("pub") in page
@@ -455,8 +572,10 @@ class LegacyScene:
         self.git("add", "a.txt")
         self.git("commit", "-q", "-m", "base")
         m = Maker(work, env)
-        tree = m.tree(("100644", "a.txt", self.git("rev-parse", "main:a.txt")),
-                      ("040000", "sub", m.tree(("100644", "x.txt", m.blob(b"x\n")))))
+        tree = m.tree(
+            ("100644", "a.txt", self.git("rev-parse", "main:a.txt")),
+            ("040000", "sub", m.tree(("100644", "x.txt", m.blob(b"x\n")))),
+        )
         authors = LEGACY_AUTHOR + b"\n" + SECOND_AUTHOR
         self.legacy = m.commit(tree, [self.git("rev-parse", "main")], author=authors, message=b"old\n")
         self.legacy_tree = tree
@@ -470,14 +589,28 @@ class LegacyScene:
             self.git("add", "c.txt")
             self.git("commit", "-q", "-m", "main moves")
         config = [arg for key, value in objectcheck.git_config("fetch") for arg in ("-c", f"{key}={value}")]
-        self.bare(*config, "fetch", "-q", str(work), "+refs/heads/main:refs/heads/main",
-                  "+refs/heads/feature:refs/users/alice/feature")
+        self.bare(
+            *config,
+            "fetch",
+            "-q",
+            str(work),
+            "+refs/heads/main:refs/heads/main",
+            "+refs/heads/feature:refs/users/alice/feature",
+        )
 
     def git(self, *args, here: bool = True) -> str:
         where = ["-C", str(self.work)] if here else []
-        return subprocess.run(["git", *where, *args], env={**self.env, "GIT_AUTHOR_DATE": "@1700000000 +0000",
-                                                             "GIT_COMMITTER_DATE": "@1700000000 +0000"},
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", *where, *args],
+            env={
+                **self.env,
+                "GIT_AUTHOR_DATE": "@1700000000 +0000",
+                "GIT_COMMITTER_DATE": "@1700000000 +0000",
+            },
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
 
     def bare(self, *args) -> str:
         return self.git("--git-dir", str(self.repo.disk_path), *args, here=False)
@@ -493,8 +626,14 @@ def test_a_web_merge_of_legacy_history_works(strategy, tmp_path, git_home, monke
 
     monkeypatch.setattr(Task, "apply_async", lambda *a, **k: None)  # no broker messages from on_commit
     scene = LegacyScene(tmp_path, git_home, main_moves=strategy != "ff")
-    proposal = services.proposal_open(repo=scene.repo, user=scene.alice, target_branch="main", description="",
-                                      source_ref="refs/users/alice/feature", title="Old history")
+    proposal = services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        target_branch="main",
+        description="",
+        source_ref="refs/users/alice/feature",
+        title="Old history",
+    )
     result = merge.proposal_merge(proposal=proposal, user=scene.maint, strategy=strategy)
     proposal.refresh_from_db()
     assert proposal.state == ProposalState.MERGED and scene.bare("rev-parse", "main") == result.sha
@@ -525,8 +664,9 @@ def test_a_workspace_export_of_legacy_history_builds_and_verifies(tmp_path, git_
 
     scene = LegacyScene(tmp_path, git_home, main_moves=True)
     Repository.objects.filter(pk=scene.repo.pk).update(deleted_at=timezone.now())
-    export = exports.workspace_export_build(export=WorkspaceExport.objects.create(repository=scene.repo,
-                                                                                  user=scene.alice))
+    export = exports.workspace_export_build(
+        export=WorkspaceExport.objects.create(repository=scene.repo, user=scene.alice)
+    )
     assert export.state == WorkspaceExport.State.READY, export.error
     bundle = exports.export_file(export)
     client = tmp_path / "client"

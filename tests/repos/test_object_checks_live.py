@@ -31,8 +31,13 @@ ZERO = "0" * 40
 
 def client_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_TERMINAL_PROMPT": "0"}
+    return {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_TERMINAL_PROMPT": "0",
+    }
 
 
 class Account:
@@ -55,8 +60,10 @@ def _pkt(data: bytes) -> bytes:
 def receive_request(commands, pack: bytes, capabilities: str = "report-status side-band-64k") -> bytes:
     """A receive-pack request body as git writes it: `<old> <new> <ref>` commands (capabilities
     after a NUL on the first), a flush-pkt, then the pack."""
-    lines = [_pkt(f"{old} {new} {ref}".encode() + (b"\0" + capabilities.encode() if i == 0 else b"") + b"\n")
-             for i, (old, new, ref) in enumerate(commands)]
+    lines = [
+        _pkt(f"{old} {new} {ref}".encode() + (b"\0" + capabilities.encode() if i == 0 else b"") + b"\n")
+        for i, (old, new, ref) in enumerate(commands)
+    ]
     return b"".join(lines) + b"0000" + pack
 
 
@@ -64,8 +71,8 @@ def read_sideband(body: bytes) -> tuple[bytes, str]:
     """A side-band response: (band 1 bytes, band 2 text)."""
     data, text, pos = b"", b"", 0
     while pos + 4 <= len(body):
-        length = int(body[pos:pos + 4], 16)
-        payload, pos = body[pos + 4:pos + max(length, 4)], pos + max(length, 4)
+        length = int(body[pos : pos + 4], 16)
+        payload, pos = body[pos + 4 : pos + max(length, 4)], pos + max(length, 4)
         if payload[:1] == b"\1":
             data += payload[1:]
         elif payload[:1] == b"\2":
@@ -74,15 +81,22 @@ def read_sideband(body: bytes) -> tuple[bytes, str]:
 
 
 def git_push(env, work: Path, url: str, *refspecs: str) -> tuple[bool, str]:
-    result = subprocess.run(["git", "-C", str(work), "push", "--porcelain", url, *refspecs], env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        ["git", "-C", str(work), "push", "--porcelain", url, *refspecs],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return result.returncode == 0, result.stderr + result.stdout
 
 
 def raw_push(base: str, account: Account, repo, commands, pack: bytes) -> tuple[bool, str]:
     """POST a receive-pack request as git would; the output as git would print it."""
     request = urllib.request.Request(
-        f"{base}/{repo.full_name}.git/git-receive-pack", data=receive_request(commands, pack), method="POST",
+        f"{base}/{repo.full_name}.git/git-receive-pack",
+        data=receive_request(commands, pack),
+        method="POST",
         headers={"Content-Type": "application/x-git-receive-pack-request", "Authorization": account.basic},
     )
     with urllib.request.urlopen(request, timeout=120) as response:
@@ -98,8 +112,12 @@ def server_refs(repo) -> dict[str, str]:
 
 
 def server_has(repo, oid: str) -> bool:
-    return subprocess.run(["git", "--git-dir", str(repo.disk_path), "cat-file", "-e", oid],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "--git-dir", str(repo.disk_path), "cat-file", "-e", oid], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 @dataclass
@@ -126,11 +144,14 @@ def push_case(world, built: Built, name: str) -> Outcome:
     else:
         url = world.alice.url(world.host, repo)
         ok, output = git_push(world.env, world.work, url, f"{built.ref}:{target}")
-    pushes = [(p.pusher_name, [(u.ref, u.new) for u in p.ref_updates.all()])
-              for p in Push.objects.filter(repository=repo)]
+    pushes = [
+        (p.pusher_name, [(u.ref, u.new) for u in p.ref_updates.all()])
+        for p in Push.objects.filter(repository=repo)
+    ]
     legacy = set(LegacyObject.objects.filter(repository=repo).values_list("oid", "msg_id", "source"))
-    outcome = Outcome(built, target, ok, output, server_refs(repo), server_has(repo, built.bad_oid), pushes,
-                      legacy)
+    outcome = Outcome(
+        built, target, ok, output, server_refs(repo), server_has(repo, built.bad_oid), pushes, legacy
+    )
     if built.case.accepted:
         outcome.fsck = fsck_ids(repo.disk_path, world.env, built.case.msg_id, bare=True)
     return outcome
@@ -152,8 +173,10 @@ def outcomes(live_server_url, django_db_blocker, tmp_path_factory):
     database, the repositories on disk stay."""
     with django_db_blocker.unblock():
         world = World(live_server_url, tmp_path_factory.mktemp("object-checks"))
-        seen = {msg_id: push_case(world, build(case, world.work, world.env), f"oc-{msg_id}")
-                for msg_id, case in CASES.items()}
+        seen = {
+            msg_id: push_case(world, build(case, world.work, world.env), f"oc-{msg_id}")
+            for msg_id, case in CASES.items()
+        }
         for name, (case, _said) in UNPARSEABLE.items():
             seen[f"unparseable-{name}"] = push_case(world, build(case, world.work, world.env), f"oc-u-{name}")
     return seen
@@ -218,8 +241,13 @@ def test_a_push_with_one_refused_object_is_rejected_whole(scene):
     clean = build(CASES["zeroPaddedFilemode"], scene.work, scene.env)
     refused = build(CASES["hasDotgit"], scene.work, scene.env)
     repo = services.repository_create(owner=scene.owner.user, name="two-refs")
-    ok, output = git_push(scene.env, scene.work, scene.alice.url(scene.host, repo),
-                          f"{clean.ref}:refs/users/alice/clean", f"{refused.ref}:refs/users/alice/refused")
+    ok, output = git_push(
+        scene.env,
+        scene.work,
+        scene.alice.url(scene.host, repo),
+        f"{clean.ref}:refs/users/alice/clean",
+        f"{refused.ref}:refs/users/alice/refused",
+    )
     assert not ok and f"remote: hostsite: object {refused.bad_oid} refused by the hasDotgit check" in output
     assert server_refs(repo) == {}
     assert not server_has(repo, clean.tip) and not server_has(repo, refused.bad_oid)
@@ -230,27 +258,38 @@ def test_a_push_with_one_refused_object_is_rejected_whole(scene):
 def test_a_maintainer_pushes_a_legacy_history_to_main_through_index_pack(scene):
     """Big enough (over receive.unpackLimit) that index-pack, not unpack-objects, reads it."""
     built = build(CASES["zeroPaddedFilemode"], scene.work, scene.env)
-    env = {**scene.env, "GIT_AUTHOR_NAME": "Max", "GIT_AUTHOR_EMAIL": "max@example.invalid",
-           "GIT_COMMITTER_NAME": "Max", "GIT_COMMITTER_EMAIL": "max@example.invalid"}
+    env = {
+        **scene.env,
+        "GIT_AUTHOR_NAME": "Max",
+        "GIT_AUTHOR_EMAIL": "max@example.invalid",
+        "GIT_COMMITTER_NAME": "Max",
+        "GIT_COMMITTER_EMAIL": "max@example.invalid",
+    }
     work = ["git", "-C", str(scene.work)]
     subprocess.run([*work, "checkout", "-q", "-b", "big", built.tip], env=env, check=True)
     for i in range(40):
         (scene.work / f"file{i}.txt").write_text(f"change {i}\n")
         subprocess.run([*work, "add", "."], env=env, check=True)
         subprocess.run([*work, "commit", "-q", "-m", f"change {i}"], env=env, check=True)
-    tip = subprocess.run([*work, "rev-parse", "HEAD"], env=env, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    tip = subprocess.run(
+        [*work, "rev-parse", "HEAD"], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     repo = services.repository_create(owner=scene.owner.user, name="big")
     services.membership_set(repo=repo, user=scene.maintainer.user, role=Role.MAINTAINER)
     ok, output = git_push(env, scene.work, scene.maintainer.url(scene.host, repo), "big:refs/heads/main")
     assert ok, output
     assert f"remote: warning: object {built.bad_oid}: zeroPaddedFilemode: " in output
     assert server_refs(repo) == {"refs/heads/main": tip}
-    counts = subprocess.run(["git", "--git-dir", str(repo.disk_path), "count-objects", "-v"],
-                            capture_output=True, text=True, check=True).stdout
+    counts = subprocess.run(
+        ["git", "--git-dir", str(repo.disk_path), "count-objects", "-v"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "in-pack: 0" not in counts and "\ncount: 0\n" in "\n" + counts  # kept as a pack: index-pack
     assert set(LegacyObject.objects.filter(repository=repo).values_list("oid", "msg_id", "source")) == {
-        (built.bad_oid, "zeroPaddedFilemode", "push")}
+        (built.bad_oid, "zeroPaddedFilemode", "push")
+    }
     push = Push.objects.get(repository=repo)
     assert push.pusher == scene.maintainer.user and not push.touches_workspace
     assert [(u.ref, u.new) for u in push.ref_updates.all()] == [("refs/heads/main", tip)]
@@ -258,8 +297,11 @@ def test_a_maintainer_pushes_a_legacy_history_to_main_through_index_pack(scene):
 
 def api(base: str, account: Account, method: str, path: str, payload=None) -> tuple[int, dict]:
     request = urllib.request.Request(
-        base + path, method=method, data=json.dumps(payload).encode() if payload is not None else None,
-        headers={"Authorization": f"Bearer {account.token}", "Content-Type": "application/json"})
+        base + path,
+        method=method,
+        data=json.dumps(payload).encode() if payload is not None else None,
+        headers={"Authorization": f"Bearer {account.token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -274,14 +316,20 @@ def test_a_staff_override_lets_a_refused_object_into_that_repository_only(scene)
     reason = "a 2009 history with a .git directory checked in; hosted as it is, by agreement"
     path = f"/api/v1/repos/{lenient.full_name}/object-checks"
     # the owner (an admin, not staff) may not; staff may
-    status, body = api(scene.base, scene.owner, "POST", path, {"msg_id": "hasDotgit", "severity": "warn",
-                                                              "reason": reason})
+    status, body = api(
+        scene.base, scene.owner, "POST", path, {"msg_id": "hasDotgit", "severity": "warn", "reason": reason}
+    )
     assert status == 403 and not ObjectCheckOverride.objects.exists()
-    status, body = api(scene.base, scene.staff, "POST", path, {"msg_id": "hasdotgit", "severity": "warn",
-                                                              "reason": reason})
+    status, body = api(
+        scene.base, scene.staff, "POST", path, {"msg_id": "hasdotgit", "severity": "warn", "reason": reason}
+    )
     assert status == 201, body
-    assert [body[k] for k in ("msg_id", "severity", "actor", "reason")] == ["hasDotgit", "warn", "sam",
-                                                                             reason]
+    assert [body[k] for k in ("msg_id", "severity", "actor", "reason")] == [
+        "hasDotgit",
+        "warn",
+        "sam",
+        reason,
+    ]
 
     refspec = f"{built.ref}:refs/users/alice/x"
     ok, output = git_push(scene.env, scene.work, scene.alice.url(scene.host, lenient), refspec)
@@ -290,7 +338,8 @@ def test_a_staff_override_lets_a_refused_object_into_that_repository_only(scene)
     assert "hostsite: object" not in output
     assert server_has(lenient, built.bad_oid)
     assert set(LegacyObject.objects.filter(repository=lenient).values_list("oid", "msg_id")) == {
-        (built.bad_oid, "hasDotgit")}
+        (built.bad_oid, "hasDotgit")
+    }
     status, body = api(scene.base, scene.owner, "GET", path)
     assert status == 200
     in_force = {row["msg_id"]: row for row in body["checks"]}

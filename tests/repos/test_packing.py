@@ -26,18 +26,24 @@ def fast_import_history(path, env, *, commits: int, start: int = 0, parent: str 
     for k in range(commits):
         n = start + k
         message = f"commit {n}\n".encode()
-        out.append(f"commit refs/heads/main\nmark :{k + 1}\n"
-                   f"author A <a@example.invalid> {1_600_000_000 + n} +0000\n"
-                   f"committer A <a@example.invalid> {1_600_000_000 + n} +0000\ndata {len(message)}\n".encode()
-                   + message)
+        out.append(
+            f"commit refs/heads/main\nmark :{k + 1}\n"
+            f"author A <a@example.invalid> {1_600_000_000 + n} +0000\n"
+            f"committer A <a@example.invalid> {1_600_000_000 + n} +0000\ndata {len(message)}\n".encode()
+            + message
+        )
         if k == 0 and parent:
             out.append(f"from {parent}\n".encode())
         for f in range(20):
-            lines[(n * 7 + f) % 200] = f"edited in commit {n} for file {f} " + " ".join(rng.choices(words, k=8)) + "\n"
-            data = "".join(lines[f * 10:] + lines[:f * 10]).encode()
+            lines[(n * 7 + f) % 200] = (
+                f"edited in commit {n} for file {f} " + " ".join(rng.choices(words, k=8)) + "\n"
+            )
+            data = "".join(lines[f * 10 :] + lines[: f * 10]).encode()
             out.append(f"M 100644 inline f{f}.txt\ndata {len(data)}\n".encode() + data + b"\n")
         out.append(b"\n")
-    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(out), env=env, check=True)
+    subprocess.run(
+        ["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(out), env=env, check=True
+    )
 
 
 @pytest.fixture
@@ -45,8 +51,9 @@ def badly_packed_source(tmp_path, git_home):
     source = tmp_path / "source.git"
     subprocess.run(["git", "init", "--bare", "-q", "-b", "main", str(source)], env=git_home, check=True)
     fast_import_history(source, git_home, commits=120)
-    subprocess.run(["git", "-C", str(source), "repack", "-a", "-d", "-f", "-q", "--window=0"], env=git_home,
-                   check=True)
+    subprocess.run(
+        ["git", "-C", str(source), "repack", "-a", "-d", "-f", "-q", "--window=0"], env=git_home, check=True
+    )
     return source
 
 
@@ -90,11 +97,15 @@ def test_a_badly_packed_arrival_makes_maintenance_re_delta(badly_packed_source, 
     # normal repack keeps them that way.
     tip = run_git(["rev-parse", "refs/heads/main"], repo=repo.disk_path).text.strip()
     more = tmp_path / "more.git"
-    subprocess.run(["git", "clone", "-q", "--bare", "--no-local", str(badly_packed_source), str(more)],
-                   env=git_home, check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--no-local", str(badly_packed_source), str(more)],
+        env=git_home,
+        check=True,
+    )
     fast_import_history(more, git_home, commits=150, start=120, parent=tip)
-    subprocess.run(["git", "-C", str(more), "repack", "-a", "-d", "-f", "-q", "--window=0"], env=git_home,
-                   check=True)
+    subprocess.run(
+        ["git", "-C", str(more), "repack", "-a", "-d", "-f", "-q", "--window=0"], env=git_home, check=True
+    )
     fetch_all(repo, more)
     run_git(["repack", "-a", "-d", "-q"], repo=repo.disk_path)
     objects, bloated = pack_stats(repo.disk_path)

@@ -363,12 +363,14 @@ def test_the_relay_sends_a_note_on_band_2_before_the_final_flush():
     assert relay.feed(b"0000") + relay.feed(b"0009\x02hi\n0000") + relay.finish() == b"00000009\x02hi\n0000"
 
 
-@pytest.mark.parametrize("text", ['plain', 'q"uo\\te', "line\nbreak\ttab\x01\x7f", "é€😀", "bad \udcff byte"])
+@pytest.mark.parametrize("text", ["plain", 'q"uo\\te', "line\nbreak\ttab\x01\x7f", "é€😀", "bad \udcff byte"])
 def test_the_hooks_json_reads_back_as_written(text):
     # post-receive writes its record without importing json (the import costs more than the hook).
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("post_receive", Path(settings.BASE_DIR) / "repos/hooks/post_receive.py")
+    spec = importlib.util.spec_from_file_location(
+        "post_receive", Path(settings.BASE_DIR) / "repos/hooks/post_receive.py"
+    )
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
     record = {"ref": text, "n": None, "i": 7, "t": 1733.5, "u": [["0" * 40, "f" * 40, f"refs/heads/{text}"]]}

@@ -17,14 +17,25 @@ from repos.models import Push, PushCommit
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 # Documented examples (docs/hgmo/pushlog.rst), used for their shapes.
-DOC_V1 = {"16": {"changesets": ["91826025c77c6a8e5711735adaa9766dd4eac7fc",
-                                "25f2a69ac7ac2919ef35c0b937b862fbb9e7e1f7"],
-                 "date": 1227196396, "user": "gszorc@mozilla.com"}}
+DOC_V1 = {
+    "16": {
+        "changesets": [
+            "91826025c77c6a8e5711735adaa9766dd4eac7fc",
+            "25f2a69ac7ac2919ef35c0b937b862fbb9e7e1f7",
+        ],
+        "date": 1227196396,
+        "user": "gszorc@mozilla.com",
+    }
+}
 DOC_V2 = {"lastpushid": 21, "pushes": DOC_V1}
-DOC_FULL_CHANGESET = {"author": "Eugen Sawin <esawin@mozilla.com>", "branch": "default",
-                      "desc": "Bug 1110212 - Strong randomness for Android DNS resolver. r=sworkman",
-                      "files": ["other-licenses/android/res_init.c"],
-                      "node": "ee4fe2ec168e719e822dabcdd797c0cff9ce2407", "tags": []}
+DOC_FULL_CHANGESET = {
+    "author": "Eugen Sawin <esawin@mozilla.com>",
+    "branch": "default",
+    "desc": "Bug 1110212 - Strong randomness for Android DNS resolver. r=sworkman",
+    "files": ["other-licenses/android/res_init.c"],
+    "node": "ee4fe2ec168e719e822dabcdd797c0cff9ce2407",
+    "tags": [],
+}
 
 
 def get(world, query: str = "", path: str = "json-pushes"):
@@ -75,8 +86,9 @@ def test_version_1_shape_and_default_listing(world, history):
     assert first["changesets"] == [world.base_sha] and first["user"] == "owner"
     assert second["changesets"][-1] == history["third"] and len(second["changesets"]) == 2
     assert third["user"] == "alice" and third["workspace"] is True
-    assert third["refs"] == [{"ref": "refs/users/alice/change", "old": "0" * 40, "new": history["work"],
-                              "forced": False}]
+    assert third["refs"] == [
+        {"ref": "refs/users/alice/change", "old": "0" * 40, "new": history["work"], "forced": False}
+    ]
     assert fourth["changesets"] == []  # a tag points at a commit that was already there
     assert abs(first["date"] - time.time()) < 600
 
@@ -148,7 +160,9 @@ def test_full_changesets(world, history):
     assert isinstance(next(iter(body.values()))["changesets"][0], dict)
 
 
-@pytest.mark.parametrize("query", ["startID=abc", "endID=-1", "version=3", "fromchange=zzzz", "changeset=%00"])
+@pytest.mark.parametrize(
+    "query", ["startID=abc", "endID=-1", "version=3", "fromchange=zzzz", "changeset=%00"]
+)
 def test_bad_parameters_are_400(world, history, query):
     status, body, _ = get(world, query)
     assert status == 400 and body["error"]["code"] == "invalid"

@@ -349,7 +349,9 @@ def test_the_api_lists_for_admins_only(scene):
     # Anonymous writes are 401 before any lookup, whether or not the repository is visible.
     for user in (None, scene.reader, scene.maint):
         assert api(user).get("/api/v1/repos/olga/proj/refs").status_code == 403
-        assert api(user).delete("/api/v1/repos/olga/proj/refs/pull/1/head").status_code == (401 if user is None else 403)
+        assert api(user).delete("/api/v1/repos/olga/proj/refs/pull/1/head").status_code == (
+            401 if user is None else 403
+        )
     services.repository_update(repo=scene.repo, visibility=Visibility.PRIVATE)
     for user in (None, scene.alice):
         write = 401 if user is None else 404
@@ -373,7 +375,9 @@ def test_the_api_removes_one_or_many(scene):
     assert admin.delete("/api/v1/repos/olga/proj/refs/pull/1/head?sha=nope").status_code == 400
     assert admin.delete("/api/v1/repos/olga/proj/refs/heads/main").status_code == 403
     assert admin.delete("/api/v1/repos/olga/proj/refs/pull/1/head%09").status_code == 400
-    assert admin.delete("/api/v1/repos/olga/proj/refs/pull/1/head%0a").status_code == 400  # a control character
+    assert (
+        admin.delete("/api/v1/repos/olga/proj/refs/pull/1/head%0a").status_code == 400
+    )  # a control character
     assert admin.delete("/api/v1/repos/olga/proj/refs/pull/404/head").status_code == 404
     for body in (
         {},

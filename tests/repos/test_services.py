@@ -103,12 +103,21 @@ def test_import_refuses_corrupt_objects(tmp_path, git_home):
     src = tmp_path / "bad"
     git(git_home, "init", "--quiet", "--bare", str(src))
     tree = subprocess.run(
-        ["git", "--git-dir", str(src), "mktree"], input="", capture_output=True, text=True, env=git_home, check=True
+        ["git", "--git-dir", str(src), "mktree"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=git_home,
+        check=True,
     ).stdout.strip()
     bad_commit = f"tree {tree}\ncommitter x <x@y> 0 +0000\n\nbad\n"
     sha = subprocess.run(
         ["git", "--git-dir", str(src), "hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
-        input=bad_commit, capture_output=True, text=True, env=git_home, check=True,
+        input=bad_commit,
+        capture_output=True,
+        text=True,
+        env=git_home,
+        check=True,
     ).stdout.strip()
     git(git_home, "--git-dir", str(src), "update-ref", "refs/heads/main", sha)
     with pytest.raises(ImportFailed, match="missingAuthor"):

@@ -43,7 +43,9 @@ def commit(env, work: Path, name: str, content: str, message: str) -> str:
 def server_refs(repo) -> dict[str, str]:
     out = subprocess.run(
         ["git", "--git-dir", str(repo.disk_path), "for-each-ref", "--format=%(refname) %(objectname)"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return dict(line.split(" ", 1) for line in out.splitlines())
 
@@ -51,8 +53,12 @@ def server_refs(repo) -> dict[str, str]:
 @pytest.mark.parametrize("protocol", ["0", "2"])
 def test_push_clone_fetch_roundtrip(live_server_url, alice, project, tmp_path, git_home, protocol):
     user, token = alice
-    env = {**git_home, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.version",
-           "GIT_CONFIG_VALUE_0": protocol}
+    env = {
+        **git_home,
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.version",
+        "GIT_CONFIG_VALUE_0": protocol,
+    }
     remote = url(live_server_url, "/alice/project.git", "alice", token)
     work = tmp_path / "work"
     git(env, "init", "--quiet", "-b", "main", str(work))
@@ -134,8 +140,9 @@ def test_shallow_and_partial_clones(live_server_url, alice, project, tmp_path, g
     assert git(git_home, "rev-list", "--count", "HEAD", cwd=shallow).stdout.strip() == "3"
 
     partial = tmp_path / "partial"
-    result = git(git_home, "clone", "--quiet", "--filter=blob:none", "--no-checkout", public, str(partial),
-                 check=False)
+    result = git(
+        git_home, "clone", "--quiet", "--filter=blob:none", "--no-checkout", public, str(partial), check=False
+    )
     assert result.returncode == 0, result.stderr
     missing = git(git_home, "rev-list", "--objects", "--missing=print", "HEAD", cwd=partial).stdout
     assert missing.count("\n?") + missing.startswith("?") >= 5  # blobs were not sent
@@ -178,8 +185,14 @@ def test_200_mb_push_streams_without_growing_the_web_process(live_web, alice, pr
     with open(work / "blob.bin", "wb") as fh:
         for _ in range(200):
             fh.write(os.urandom(1024 * 1024))
-    env = {**git_home, "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "core.compression", "GIT_CONFIG_VALUE_0": "0",
-           "GIT_CONFIG_KEY_1": "pack.compression", "GIT_CONFIG_VALUE_1": "0"}
+    env = {
+        **git_home,
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "core.compression",
+        "GIT_CONFIG_VALUE_0": "0",
+        "GIT_CONFIG_KEY_1": "pack.compression",
+        "GIT_CONFIG_VALUE_1": "0",
+    }
     git(env, "add", "blob.bin", cwd=work)
     git(env, "commit", "--quiet", "-m", "200 MB", cwd=work)
     workers = _web_worker_pids(live_web.proc.pid)
@@ -197,8 +210,14 @@ def test_200_mb_push_streams_without_growing_the_web_process(live_web, alice, pr
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        result = git(env, "push", url(live_web.url, "/alice/project.git", "alice", token), "main", cwd=work,
-                     check=False)
+        result = git(
+            env,
+            "push",
+            url(live_web.url, "/alice/project.git", "alice", token),
+            "main",
+            cwd=work,
+            check=False,
+        )
     finally:
         stop.set()
         sampler.join()
@@ -224,8 +243,9 @@ def _receive_packs_for(repo_path: Path) -> list[int]:
     return found
 
 
-def test_client_killed_mid_push_leaves_no_record_and_no_process(live_server_url, alice, project, tmp_path,
-                                                                 git_home):
+def test_client_killed_mid_push_leaves_no_record_and_no_process(
+    live_server_url, alice, project, tmp_path, git_home
+):
     import os
     import signal
     import time
@@ -236,16 +256,36 @@ def test_client_killed_mid_push_leaves_no_record_and_no_process(live_server_url,
     with open(work / "blob.bin", "wb") as fh:
         for _ in range(300):
             fh.write(os.urandom(1024 * 1024))
-    env = {**git_home, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.compression", "GIT_CONFIG_VALUE_0": "0"}
+    env = {
+        **git_home,
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.compression",
+        "GIT_CONFIG_VALUE_0": "0",
+    }
     git(env, "add", "blob.bin", cwd=work)
     git(env, "commit", "--quiet", "-m", "big", cwd=work)
     # Throttle the client's upload so it is surely mid-push when it dies.
-    env_push = {**env, "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_1": "http.lowSpeedLimit", "GIT_CONFIG_VALUE_1": "0"}
+    env_push = {
+        **env,
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_1": "http.lowSpeedLimit",
+        "GIT_CONFIG_VALUE_1": "0",
+    }
     client_log = tmp_path / "client.log"
     with open(client_log, "wb") as log:
         client = subprocess.Popen(
-            ["git", "-C", str(work), "push", url(live_server_url, "/alice/project.git", "alice", token), "main"],
-            env=env_push, stdout=log, stderr=log, start_new_session=True,
+            [
+                "git",
+                "-C",
+                str(work),
+                "push",
+                url(live_server_url, "/alice/project.git", "alice", token),
+                "main",
+            ],
+            env=env_push,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
         )
     # Generous: on a loaded machine the client may spend a while packing before it connects.
     deadline = time.monotonic() + 180
@@ -265,6 +305,12 @@ def test_client_killed_mid_push_leaves_no_record_and_no_process(live_server_url,
     small = tmp_path / "small"
     git(git_home, "init", "--quiet", "-b", "main", str(small))
     commit(git_home, small, "a", "a", "a")
-    result = git(git_home, "push", url(live_server_url, "/alice/project.git", "alice", token), "main", cwd=small,
-                 check=False)
+    result = git(
+        git_home,
+        "push",
+        url(live_server_url, "/alice/project.git", "alice", token),
+        "main",
+        cwd=small,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr

@@ -100,8 +100,9 @@ def test_profile_settings():
 
 def test_new_repository_form():
     client, _user = signed_in()
-    response = client.post("/new", {"name": "proj", "description": "", "visibility": "private",
-                                    "default_branch": "main"})
+    response = client.post(
+        "/new", {"name": "proj", "description": "", "visibility": "private", "default_branch": "main"}
+    )
     assert response.status_code == 302 and response["Location"] == "/alice/proj"
     page = client.get("/alice/proj").content.decode()
     assert "This repository is empty" in page
@@ -130,7 +131,10 @@ def test_repository_page_escapes_everything(tmp_path, git_home):
     assert '<img src=x onerror="alert(1)">' not in page
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page
     assert "v1" in page
-    assert "git clone --bundle-uri=http://testserver/dana/xss.git/bundle-list http://testserver/dana/xss.git" in page
+    assert (
+        "git clone --bundle-uri=http://testserver/dana/xss.git/bundle-list http://testserver/dana/xss.git"
+        in page
+    )
 
 
 def test_private_repository_is_404_for_outsiders():
@@ -168,8 +172,9 @@ def test_settings_page_is_admin_only_and_manages_members():
     ivan = Client()
     ivan.force_login(User.objects.get(username="ivan"))
     assert ivan.get("/hana/p/settings").status_code == 404
-    response = client.post("/hana/p/settings", {"description": "new", "visibility": "private",
-                                                 "default_branch": "main"})
+    response = client.post(
+        "/hana/p/settings", {"description": "new", "visibility": "private", "default_branch": "main"}
+    )
     assert response.status_code == 302
     assert Repository.objects.get(name="p").visibility == "private"
     client.post("/hana/p/settings/members/ivan/remove")

@@ -89,13 +89,16 @@ def test_push_is_delivered_signed(world, receiver, celery_worker_process, settin
     push = Push.objects.filter(repository=world.repo).latest("pk")
     assert event["push"]["id"] == push.pk and event["push"]["user"] == "owner"
     assert event["push"]["changesets"] == [sha]
-    assert event["push"]["refs"] == [{"ref": "refs/heads/main", "old": world.base_sha, "new": sha,
-                                       "forced": False}]
+    assert event["push"]["refs"] == [
+        {"ref": "refs/heads/main", "old": world.base_sha, "new": sha, "forced": False}
+    ]
     assert event["repository"]["full_name"] == "owner/project"
     delivery = WebhookDelivery.objects.get(webhook=hook)
     wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED)
     delivery.refresh_from_db()
-    assert delivery.attempts == 1 and delivery.response_status == 200 and delivery.response_excerpt == "thanks"
+    assert (
+        delivery.attempts == 1 and delivery.response_status == 200 and delivery.response_excerpt == "thanks"
+    )
 
 
 @pytest.mark.live
@@ -141,8 +144,16 @@ def test_workspace_pushes_can_be_left_out(world, receiver, celery_worker_process
 def test_private_targets_are_refused(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
     repo = RepositoryFactory()
-    for url in ["http://127.0.0.1:8000/x", "http://localhost/x", "http://10.0.0.1/", "http://[::1]/",
-                "http://169.254.169.254/latest/meta-data", "ftp://example.org/", "file:///etc/passwd", "nonsense"]:
+    for url in [
+        "http://127.0.0.1:8000/x",
+        "http://localhost/x",
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "http://169.254.169.254/latest/meta-data",
+        "ftp://example.org/",
+        "file:///etc/passwd",
+        "nonsense",
+    ]:
         with pytest.raises(InvalidInput):
             webhooks.webhook_create(repo=repo, url=url)
 
@@ -202,7 +213,9 @@ def test_webhook_api_is_admin_only(settings):
     assert listing["count"] == 1 and "secret" not in listing["results"][0]
     assert api.get(f"/api/v1/repos/own/p/hooks/{hook_id}/deliveries").json()["count"] == 0
     stranger = APIClient()
-    stranger.credentials(HTTP_AUTHORIZATION="Bearer " + services.token_create(user=UserFactory(), scope="write")[1])
+    stranger.credentials(
+        HTTP_AUTHORIZATION="Bearer " + services.token_create(user=UserFactory(), scope="write")[1]
+    )
     assert stranger.get("/api/v1/repos/own/p/hooks").status_code == 403
     assert stranger.delete(f"/api/v1/repos/own/p/hooks/{hook_id}").status_code == 403
     assert api.delete(f"/api/v1/repos/own/p/hooks/{hook_id}").status_code == 204
@@ -221,8 +234,9 @@ def test_webhook_settings_page(settings):
     repo = RepositoryFactory(owner=owner, name="p")
     client = Client()
     client.force_login(owner)
-    page = client.post("/own/p/settings/webhooks", {"url": "http://127.0.0.1:9/in", "include_workspaces": "on"},
-                       follow=True).content.decode()
+    page = client.post(
+        "/own/p/settings/webhooks", {"url": "http://127.0.0.1:9/in", "include_workspaces": "on"}, follow=True
+    ).content.decode()
     assert re.search(r"<title>Settings · own/p</title>", page)
     hook = repo.webhooks.get()
     assert f'value="{hook.secret}"' in page  # shown once...

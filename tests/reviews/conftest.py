@@ -46,7 +46,9 @@ class Scene:
             path.write_text(text)
             self.git("add", name)
 
-    def commit(self, message: str, files: dict[str, str | None] | None = None, *, author: str | None = None) -> str:
+    def commit(
+        self, message: str, files: dict[str, str | None] | None = None, *, author: str | None = None
+    ) -> str:
         if files:
             self.write(files)
         extra = ["--author", author] if author else []
@@ -59,7 +61,15 @@ class Scene:
     def publish(self, branch: str, ref: str | None = None) -> str:
         """Put the local branch into the bare repository under `ref` (default: the same branch)."""
         ref = ref or f"refs/heads/{branch}"
-        git(self.env, "--git-dir", self.bare, "fetch", "--quiet", str(self.work), f"+refs/heads/{branch}:{ref}")
+        git(
+            self.env,
+            "--git-dir",
+            self.bare,
+            "fetch",
+            "--quiet",
+            str(self.work),
+            f"+refs/heads/{branch}:{ref}",
+        )
         return self.tip(ref)
 
     def tip(self, ref: str) -> str:

@@ -39,19 +39,29 @@ def test_open_read_edit_comment_approve_merge(scene):
     response = create(scene, description="Adds a line.")
     assert response.status_code == 201, response.content
     body = response.json()
-    assert (body["number"], body["state"], body["author"], body["head_sha"], body["revisions"]) == \
-        (1, "open", "alice", head, 1)
+    assert (body["number"], body["state"], body["author"], body["head_sha"], body["revisions"]) == (
+        1,
+        "open",
+        "alice",
+        head,
+        1,
+    )
 
     anonymous = Client()
     listed = anonymous.get(BASE).json()
     assert [p["number"] for p in listed["results"]] == [1]
     assert anonymous.get(BASE + "?state=merged").json()["results"] == []
     assert anonymous.get(f"{BASE}/1").json()["title"] == "Four"
-    assert anonymous.post(f"{BASE}/1/comments", {"body": "hi"}, content_type="application/json").status_code == 401
+    assert (
+        anonymous.post(f"{BASE}/1/comments", {"body": "hi"}, content_type="application/json").status_code
+        == 401
+    )
 
     alice, maint, bob = client_for(scene.alice), client_for(scene.maint), client_for(scene.bob)
-    assert alice.patch(f"{BASE}/1", {"title": "Four lines"}, content_type="application/json").json()["title"] == \
-        "Four lines"
+    assert (
+        alice.patch(f"{BASE}/1", {"title": "Four lines"}, content_type="application/json").json()["title"]
+        == "Four lines"
+    )
     assert bob.patch(f"{BASE}/1", {"title": "x"}, content_type="application/json").status_code == 403
     comment = bob.post(f"{BASE}/1/comments", {"body": "Nice."}, content_type="application/json")
     assert comment.status_code == 201 and comment.json()["author"] == "bob"
@@ -61,9 +71,12 @@ def test_open_read_edit_comment_approve_merge(scene):
     assert bob.post(f"{BASE}/1/approvals").status_code == 403  # readers do not approve
     assert maint.post(f"{BASE}/1/approvals").status_code == 201
     assert anonymous.get(f"{BASE}/1").json()["approvals"] == [
-        {"username": "maint", "head_sha": head, "revision": 1, "stale": False}]
+        {"username": "maint", "head_sha": head, "revision": 1, "stale": False}
+    ]
 
-    assert alice.post(f"{BASE}/1/merge", {"strategy": "ff"}, content_type="application/json").status_code == 403
+    assert (
+        alice.post(f"{BASE}/1/merge", {"strategy": "ff"}, content_type="application/json").status_code == 403
+    )
     assert bob.post(f"{BASE}/1/merge", {"strategy": "ff"}, content_type="application/json").status_code == 403
     merged = maint.post(f"{BASE}/1/merge", {"strategy": "ff", "sha": head}, content_type="application/json")
     assert merged.status_code == 200, merged.content
@@ -81,17 +94,22 @@ def test_merge_conflict_is_409_with_the_files(scene):
     feature(scene, conflict=True)
     assert create(scene).status_code == 201
     before = scene.tip("refs/heads/main")
-    response = client_for(scene.maint).post(f"{BASE}/1/merge", {"strategy": "merge"}, content_type="application/json")
+    response = client_for(scene.maint).post(
+        f"{BASE}/1/merge", {"strategy": "merge"}, content_type="application/json"
+    )
     assert response.status_code == 409
     error = response.json()["error"]
     assert error["code"] == "merge_conflict" and error["fields"]["files"] == ["a.txt"]
     assert scene.tip("refs/heads/main") == before
-    stale = client_for(scene.maint).post(f"{BASE}/1/merge", {"strategy": "squash", "sha": "a" * 40},
-                                         content_type="application/json")
+    stale = client_for(scene.maint).post(
+        f"{BASE}/1/merge", {"strategy": "squash", "sha": "a" * 40}, content_type="application/json"
+    )
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "head_moved"
 
 
-@pytest.mark.parametrize("body", [{"strategy": "octopus"}, {"strategy": ["merge"]}, {"strategy": "merge", "sha": "xyz"}])
+@pytest.mark.parametrize(
+    "body", [{"strategy": "octopus"}, {"strategy": ["merge"]}, {"strategy": "merge", "sha": "xyz"}]
+)
 def test_bad_merge_requests_are_400(scene, body):
     feature(scene)
     create(scene)
@@ -105,11 +123,23 @@ def test_hostile_input(scene):
     assert create(scene, title="\x00").status_code == 400
     assert create(scene, source_ref="refs/users/bob/feature").status_code in (400, 403)
     client = Client()
-    for path in (f"{BASE}/0", f"{BASE}/99999999999999999999", f"{BASE}/-1", f"{BASE}/abc", f"{BASE}/1/revisions"):
+    for path in (
+        f"{BASE}/0",
+        f"{BASE}/99999999999999999999",
+        f"{BASE}/-1",
+        f"{BASE}/abc",
+        f"{BASE}/1/revisions",
+    ):
         assert client.get(path).status_code == 404, path
     read_only = client_for(scene.alice, scope="read")
-    assert read_only.post(BASE, {"source_ref": "feature", "target_branch": "main", "title": "t"},
-                          content_type="application/json").status_code == 403
+    assert (
+        read_only.post(
+            BASE,
+            {"source_ref": "feature", "target_branch": "main", "title": "t"},
+            content_type="application/json",
+        ).status_code
+        == 403
+    )
 
 
 def test_private_repository_is_404_to_outsiders(scene):
@@ -120,6 +150,9 @@ def test_private_repository_is_404_to_outsiders(scene):
     for path in (BASE, f"{BASE}/1", f"{BASE}/1/revisions", f"{BASE}/1/comments"):
         assert outsider.get(path).status_code == 404, path
         assert Client().get(path).status_code == 404, path
-    assert outsider.post(f"{BASE}/1/merge", {"strategy": "ff"}, content_type="application/json").status_code == 404
+    assert (
+        outsider.post(f"{BASE}/1/merge", {"strategy": "ff"}, content_type="application/json").status_code
+        == 404
+    )
     assert outsider.post(f"{BASE}/1/approvals").status_code == 404
     assert client_for(scene.bob).get(f"{BASE}/1").status_code == 200  # a member reads it

@@ -92,6 +92,10 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
     assert proposal.state == ProposalState.MERGED and proposal.merged_by == maint.user
     tip = world.refs()["refs/heads/main"]
     assert tip == proposal.merged_sha
-    message = subprocess.run(["git", "--git-dir", str(world.repo.disk_path), "log", "-1", "--format=%an|%s", tip],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    message = subprocess.run(
+        ["git", "--git-dir", str(world.repo.disk_path), "log", "-1", "--format=%an|%s", tip],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert message == f"alice|Tabs {XSS}"

@@ -27,15 +27,25 @@ def eventually(fetch, timeout=10.0):
 def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     alice = world.add("alice")
     first = alice.commit("feature part 1")
-    result = alice.push("HEAD:refs/for/main", options=["title=Part one", r"description=Does one thing.\nWell.",
-                                                       "hostsite.for=refs/users/alice/forged main"])
+    result = alice.push(
+        "HEAD:refs/for/main",
+        options=[
+            "title=Part one",
+            r"description=Does one thing.\nWell.",
+            "hostsite.for=refs/users/alice/forged main",
+        ],
+    )
     assert result.returncode == 0, result.stderr
     assert "/owner/project/proposals" in result.stderr  # post-receive tells where to look
     ref = f"refs/users/alice/main/{first[:12]}"
     proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
     assert proposal is not None, result.stderr
-    assert (proposal.number, proposal.source_ref, proposal.target_branch, proposal.author.username) == \
-        (1, ref, "main", "alice")
+    assert (proposal.number, proposal.source_ref, proposal.target_branch, proposal.author.username) == (
+        1,
+        ref,
+        "main",
+        "alice",
+    )
     assert (proposal.title, proposal.description) == ("Part one", "Does one thing.\nWell.")
     push = Push.objects.filter(repository=world.repo).latest("id")
     assert f"hostsite.for={ref} main" in push.push_options  # written by proc-receive
@@ -59,7 +69,9 @@ def test_topic_push_to_another_branch_and_hostile_options(world):
     alice.git("checkout", "--quiet", "-b", "topic", "origin/release", check=True)
     alice.commit("for the release", name="r.txt")
     huge = "T" * 5000
-    result = alice.push("HEAD:refs/for/release/my-topic", options=[f"title={huge}\u202e", "description=\x1b[31mred"])
+    result = alice.push(
+        "HEAD:refs/for/release/my-topic", options=[f"title={huge}\u202e", "description=\x1b[31mred"]
+    )
     assert result.returncode == 0, result.stderr
     proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
     assert proposal is not None
@@ -97,10 +109,14 @@ def test_a_push_landing_during_a_merge_is_kept(world, monkeypatch):
     tip = world.refs()["refs/heads/main"]
     assert tip == result.sha and result.old == pushed[0]
     # The pushed commit is under the merge: recomputed on top of it, not overwritten.
-    check = subprocess.run(["git", "--git-dir", str(world.repo.disk_path), "merge-base", "--is-ancestor",
-                            pushed[0], tip], check=False)
+    check = subprocess.run(
+        ["git", "--git-dir", str(world.repo.disk_path), "merge-base", "--is-ancestor", pushed[0], tip],
+        check=False,
+    )
     assert check.returncode == 0
     proposal.refresh_from_db()
     assert proposal.state == ProposalState.MERGED
-    pushes = list(Push.objects.filter(repository=world.repo).order_by("id").values_list("protocol", "pusher_name"))
+    pushes = list(
+        Push.objects.filter(repository=world.repo).order_by("id").values_list("protocol", "pusher_name")
+    )
     assert pushes[-2:] == [("http", "owner"), ("web", "maint")]

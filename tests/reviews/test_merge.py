@@ -14,20 +14,31 @@ pytestmark = pytest.mark.django_db
 
 
 def propose(scene, ref="refs/users/alice/feature", **kwargs):
-    return services.proposal_open(repo=scene.repo, user=scene.alice, source_ref=ref, target_branch="main",
-                                  title=kwargs.pop("title", "Add feature"),
-                                  description=kwargs.pop("description", "Why: because."), **kwargs)
+    return services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref=ref,
+        target_branch="main",
+        title=kwargs.pop("title", "Add feature"),
+        description=kwargs.pop("description", "Why: because."),
+        **kwargs,
+    )
 
 
 def diverge(scene, *, conflict: bool):
     """main gets one commit and alice's feature two, touching the same line if `conflict`."""
     scene.checkout("feature", "main")
     scene.commit("feature one", {"b.txt": "bee\n"}, author="Alice Author <alice@example.invalid>")
-    scene.commit("feature two", {"a.txt": "one\nTWO (alice)\nthree\n" if conflict else "one\ntwo\nthree\nfour\n"},
-                 author="Alice Author <alice@example.invalid>")
+    scene.commit(
+        "feature two",
+        {"a.txt": "one\nTWO (alice)\nthree\n" if conflict else "one\ntwo\nthree\nfour\n"},
+        author="Alice Author <alice@example.invalid>",
+    )
     head = scene.publish("feature", "refs/users/alice/feature")
     scene.checkout("main")
-    scene.commit("main moves", {"a.txt": "one\ntwo (main)\nthree\n" if conflict else "zero\none\ntwo\nthree\n"})
+    scene.commit(
+        "main moves", {"a.txt": "one\ntwo (main)\nthree\n" if conflict else "zero\none\ntwo\nthree\n"}
+    )
     target = scene.publish("main")
     return head, target
 
@@ -58,7 +69,9 @@ def test_merge_commit_is_recorded_as_a_push(scene):
     assert proposal.merge_strategy == "merge" and proposal.merged_sha == new and proposal.merged_at
     push = proposal.merge_push
     assert push.pk == result.push_id and push.protocol == "web" and push.pusher == scene.maint
-    assert [(u.ref, u.old, u.new) for u in RefUpdate.objects.filter(push=push)] == [("refs/heads/main", target, new)]
+    assert [(u.ref, u.old, u.new) for u in RefUpdate.objects.filter(push=push)] == [
+        ("refs/heads/main", target, new)
+    ]
     # The feature's commits were only in a workspace ref until now; the merge brought them in.
     shas = list(PushCommit.objects.filter(push=push).values_list("sha", flat=True))
     assert shas[-1] == new and head in shas

@@ -33,30 +33,50 @@ def test_new_proposal_form_lists_own_refs_and_opens_one(scene):
     page = alice.get("/owner/project/proposals/new")
     assert page.status_code == 200
     assert b'value="refs/users/alice/feature"' in page.content
-    response = alice.post("/owner/project/proposals/new", {"source_ref": "refs/users/alice/feature",
-                                                           "target_branch": "main", "title": "Add b",
-                                                           "description": "Because."})
+    response = alice.post(
+        "/owner/project/proposals/new",
+        {
+            "source_ref": "refs/users/alice/feature",
+            "target_branch": "main",
+            "title": "Add b",
+            "description": "Because.",
+        },
+    )
     assert response.status_code == 302 and response["Location"] == "/owner/project/proposals/1"
     # Someone else's ref is not a choice: the form refuses it.
     bob = signed_in(scene.bob)
-    refused = bob.post("/owner/project/proposals/new", {"source_ref": "refs/users/alice/feature",
-                                                        "target_branch": "main", "title": "Mine"})
+    refused = bob.post(
+        "/owner/project/proposals/new",
+        {"source_ref": "refs/users/alice/feature", "target_branch": "main", "title": "Mine"},
+    )
     assert refused.status_code == 200 and Proposal.objects.count() == 1
     assert Client().get("/owner/project/proposals/new").status_code == 302  # to sign-in
 
 
 def test_list_and_detail_show_everything_escaped(scene):
     feature(scene, {"b.txt": f"{XSS}\n"})
-    proposal = services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
-                                      target_branch="main", title=f"Title {XSS}", description=f"Text {XSS}")
-    services.comment_add(proposal=proposal, user=scene.bob, body=f"Comment **bold** [link](javascript:alert(1)) {XSS}")
+    proposal = services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/feature",
+        target_branch="main",
+        title=f"Title {XSS}",
+        description=f"Text {XSS}",
+    )
+    services.comment_add(
+        proposal=proposal, user=scene.bob, body=f"Comment **bold** [link](javascript:alert(1)) {XSS}"
+    )
     anonymous = Client()
     listing = anonymous.get("/owner/project/proposals").content.decode()
     assert "Title &lt;script&gt;" in listing and "<script>window" not in listing
     assert 'aria-current="page">Proposals<' in listing.replace("\n", "")
     page = anonymous.get("/owner/project/proposals/1").content.decode()
-    assert "<script>window" not in page and "<img src=x onerror" not in page and "onerror=" not in \
-        page.replace("onerror=alert(1)&gt;", "") and 'href="javascript' not in page
+    assert (
+        "<script>window" not in page
+        and "<img src=x onerror" not in page
+        and "onerror=" not in page.replace("onerror=alert(1)&gt;", "")
+        and 'href="javascript' not in page
+    )
     # Plain text where text is shown (title twice, the diff); sanitized Markdown in the
     # description and comments.
     assert page.count("&lt;script&gt;window.pwned=1&lt;/script&gt;") == 3
@@ -64,18 +84,28 @@ def test_list_and_detail_show_everything_escaped(scene):
     assert "Revision 1" in page and "feature work" in page
     assert "merge-box" not in page and "Approve" not in page  # anonymous: no buttons
     assert anonymous.get("/owner/project/proposals?state=closed").status_code == 200
-    for path in ("/owner/project/proposals/2", "/owner/project/proposals/1/revisions/9",
-                 "/owner/project/proposals/99999999999999999999"):
+    for path in (
+        "/owner/project/proposals/2",
+        "/owner/project/proposals/1/revisions/9",
+        "/owner/project/proposals/99999999999999999999",
+    ):
         assert anonymous.get(path).status_code == 404, path
 
 
 def test_old_revisions_stay_viewable(scene, django_capture_on_commit_callbacks, enqueued):
     first = feature(scene, {"b.txt": "first version\n"})
-    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
-                           target_branch="main", title="Add b")
+    services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/feature",
+        target_branch="main",
+        title="Add b",
+    )
     second = feature(scene, {"b.txt": "second version\n"})
     with django_capture_on_commit_callbacks(execute=True):
-        push_record(repo=scene.repo, pusher=scene.alice, updates=[Update(first, second, "refs/users/alice/feature")])
+        push_record(
+            repo=scene.repo, pusher=scene.alice, updates=[Update(first, second, "refs/users/alice/feature")]
+        )
     client = Client()
     latest = client.get("/owner/project/proposals/1").content.decode()
     assert "second version" in latest and "first version" not in latest
@@ -86,8 +116,13 @@ def test_old_revisions_stay_viewable(scene, django_capture_on_commit_callbacks, 
 
 def test_maintainer_approves_and_merges_from_the_page(scene):
     feature(scene)
-    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
-                           target_branch="main", title="Add b")
+    services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/feature",
+        target_branch="main",
+        title="Add b",
+    )
     maint = signed_in(scene.maint)
     page = maint.get("/owner/project/proposals/1").content.decode()
     assert "merge-box" in page and "Approve revision 1" in page
@@ -96,7 +131,10 @@ def test_maintainer_approves_and_merges_from_the_page(scene):
     assert maint.post("/owner/project/proposals/1/approve").status_code == 302
     approved = maint.get("/owner/project/proposals/1").content.decode()
     assert "approved revision 1" in approved and "Approve revision" not in approved  # once per revision
-    assert signed_in(scene.alice).post("/owner/project/proposals/1/merge", {"strategy": "merge"}).status_code == 302
+    assert (
+        signed_in(scene.alice).post("/owner/project/proposals/1/merge", {"strategy": "merge"}).status_code
+        == 302
+    )
     assert Proposal.objects.get().state == ProposalState.OPEN  # refused, with a message
     response = maint.post("/owner/project/proposals/1/merge", {"strategy": "squash"}, follow=True)
     assert "Merged into main" in response.content.decode()
@@ -105,8 +143,13 @@ def test_maintainer_approves_and_merges_from_the_page(scene):
 
 def test_merge_conflict_is_shown_with_the_files(scene):
     feature(scene, {"a.txt": "one\nTWO\nthree\n"})
-    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
-                           target_branch="main", title="Change a")
+    services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/feature",
+        target_branch="main",
+        title="Change a",
+    )
     scene.commit("main", {"a.txt": "one\n2\nthree\n"})
     before = scene.publish("main")
     response = signed_in(scene.maint).post("/owner/project/proposals/1/merge", {"strategy": "rebase"})
@@ -118,10 +161,18 @@ def test_merge_conflict_is_shown_with_the_files(scene):
 
 def test_forms_need_csrf(scene):
     feature(scene)
-    services.proposal_open(repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/feature",
-                           target_branch="main", title="Add b")
+    services.proposal_open(
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/feature",
+        target_branch="main",
+        title="Add b",
+    )
     client = Client(enforce_csrf_checks=True)
     client.force_login(scene.maint)
     for action in ("merge", "approve", "comment", "edit", "state"):
-        assert client.post(f"/owner/project/proposals/1/{action}", {"strategy": "ff", "body": "x"}).status_code == 403
+        assert (
+            client.post(f"/owner/project/proposals/1/{action}", {"strategy": "ff", "body": "x"}).status_code
+            == 403
+        )
     assert Proposal.objects.get().state == ProposalState.OPEN

@@ -25,8 +25,15 @@ def written(options: list[str]) -> str:
 
 def test_options_cannot_forge_ref_updates_or_server_lines():
     forged = f"{OLD} {NEW} refs/heads/main"
-    text = written([f"title=a\n{forged}", f"title=b\u2028{forged}", f"title=c\x85{forged}", f"title=d\r{forged}",
-                    "hostsite.for=refs/users/alice/x main"])
+    text = written(
+        [
+            f"title=a\n{forged}",
+            f"title=b\u2028{forged}",
+            f"title=c\x85{forged}",
+            f"title=d\r{forged}",
+            "hostsite.for=refs/users/alice/x main",
+        ]
+    )
     assert pushes.parse_updates(text) == [pushes.Update(OLD, NEW, "refs/users/alice/x")]
     options = pushes.parse_push_options(text)
     assert len(options) == 4 and all(o.startswith("title=") for o in options)
@@ -34,9 +41,17 @@ def test_options_cannot_forge_ref_updates_or_server_lines():
 
 
 def test_options_are_bounded():
-    assert len(post_receive.push_options({"GIT_PUSH_OPTION_COUNT": "1000",
-                                          **{f"GIT_PUSH_OPTION_{i}": "k=v" for i in range(1000)}})) == 32
+    assert (
+        len(
+            post_receive.push_options(
+                {"GIT_PUSH_OPTION_COUNT": "1000", **{f"GIT_PUSH_OPTION_{i}": "k=v" for i in range(1000)}}
+            )
+        )
+        == 32
+    )
     assert post_receive.push_options({"GIT_PUSH_OPTION_COUNT": "x"}) == []
     assert post_receive.push_options({"GIT_PUSH_OPTION_COUNT": "-5"}) == []
-    [long] = post_receive.push_options({"GIT_PUSH_OPTION_COUNT": "1", "GIT_PUSH_OPTION_0": "t=" + "x" * 100_000})
+    [long] = post_receive.push_options(
+        {"GIT_PUSH_OPTION_COUNT": "1", "GIT_PUSH_OPTION_0": "t=" + "x" * 100_000}
+    )
     assert len(long) == post_receive.MAX_OPTION_CHARS

@@ -22,8 +22,9 @@ def feature(scene, ref="refs/users/alice/feature", text="bee\n"):
 
 def open_(scene, user=None, ref="refs/users/alice/feature", **kwargs):
     values = {"title": "Add b", "description": "", **kwargs}
-    return services.proposal_open(repo=scene.repo, user=user or scene.alice, source_ref=ref, target_branch="main",
-                                  **values)
+    return services.proposal_open(
+        repo=scene.repo, user=user or scene.alice, source_ref=ref, target_branch="main", **values
+    )
 
 
 def test_open_numbers_proposals_and_records_revision_one(scene):
@@ -47,17 +48,22 @@ def test_only_the_workspace_owner_or_an_admin_proposes(scene):
     assert proposal.author == scene.alice
 
 
-@pytest.mark.parametrize(("ref", "target", "error"), [
-    ("refs/users/alice/missing", "main", InvalidInput),
-    ("refs/users/alice/feature", "no-such-branch", InvalidInput),
-    ("refs/heads/main", "main", InvalidInput),
-    ("refs/users/alice/../x", "main", InvalidInput),
-    ("refs/users/alice/feature", "-bad", InvalidInput),
-])
+@pytest.mark.parametrize(
+    ("ref", "target", "error"),
+    [
+        ("refs/users/alice/missing", "main", InvalidInput),
+        ("refs/users/alice/feature", "no-such-branch", InvalidInput),
+        ("refs/heads/main", "main", InvalidInput),
+        ("refs/users/alice/../x", "main", InvalidInput),
+        ("refs/users/alice/feature", "-bad", InvalidInput),
+    ],
+)
 def test_open_refuses_bad_refs(scene, ref, target, error):
     feature(scene)
     with pytest.raises(error):
-        services.proposal_open(repo=scene.repo, user=scene.alice, source_ref=ref, target_branch=target, title="t")
+        services.proposal_open(
+            repo=scene.repo, user=scene.alice, source_ref=ref, target_branch=target, title="t"
+        )
 
 
 def test_open_refuses_nothing_new_and_duplicates(scene):
@@ -77,7 +83,9 @@ def test_hostile_titles_and_descriptions(scene):
             open_(scene, title=bad)
     with pytest.raises(InvalidInput):
         open_(scene, description="d" * 20_001)
-    proposal = open_(scene, title="Fix\x00 the\r\nthing\u202e", description="line\x00 one\r\nline two\x1b[31m")
+    proposal = open_(
+        scene, title="Fix\x00 the\r\nthing\u202e", description="line\x00 one\r\nline two\x1b[31m"
+    )
     assert proposal.title == "Fix  the  thing"
     assert proposal.description == "line one\nline two[31m"
 
@@ -113,7 +121,9 @@ def test_comments_need_a_signed_in_reader(scene):
     assert comment.body == "<b>looks</b> good" and comment.revision.number == 1
 
 
-def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(scene, django_capture_on_commit_callbacks, enqueued):
+def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(
+    scene, django_capture_on_commit_callbacks, enqueued
+):
     first = feature(scene)
     proposal = open_(scene)
     for user in (scene.alice, scene.bob):
@@ -125,7 +135,9 @@ def test_approvals_by_maintainers_only_and_stale_after_a_new_revision(scene, dja
     second = scene.commit("more", {"c.txt": "sea\n"})
     scene.publish("feature", "refs/users/alice/feature")
     with django_capture_on_commit_callbacks(execute=True):
-        push_record(repo=scene.repo, pusher=scene.alice, updates=[Update(first, second, "refs/users/alice/feature")])
+        push_record(
+            repo=scene.repo, pusher=scene.alice, updates=[Update(first, second, "refs/users/alice/feature")]
+        )
     latest = proposal.revisions.order_by("-number").first()
     assert (latest.number, latest.head_sha) == (2, second) and latest.push is not None
     from reviews.selectors import approvals
@@ -140,13 +152,17 @@ def test_deleting_the_ref_keeps_the_last_revision(scene, django_capture_on_commi
     head = feature(scene)
     proposal = open_(scene)
     with django_capture_on_commit_callbacks(execute=True):
-        push_record(repo=scene.repo, pusher=scene.alice, updates=[Update(head, "0" * 40, "refs/users/alice/feature")])
+        push_record(
+            repo=scene.repo, pusher=scene.alice, updates=[Update(head, "0" * 40, "refs/users/alice/feature")]
+        )
     assert list(proposal.revisions.values_list("number", "head_sha")) == [(1, head)]
     proposal.refresh_from_db()
     assert proposal.state == ProposalState.OPEN
 
 
-def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, django_capture_on_commit_callbacks, enqueued):
+def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(
+    scene, django_capture_on_commit_callbacks, enqueued
+):
     head = feature(scene)
     proposal = open_(scene)
     other = feature(scene, "refs/users/alice/other", "other\n")
@@ -155,16 +171,24 @@ def test_a_push_that_brings_the_head_into_the_target_merges_the_proposal(scene, 
     scene.git("merge", "--quiet", "--ff-only", head)
     scene.publish("main")
     with django_capture_on_commit_callbacks(execute=True):
-        push = push_record(repo=scene.repo, pusher=scene.maint, updates=[Update(old, head, "refs/heads/main")])
+        push = push_record(
+            repo=scene.repo, pusher=scene.maint, updates=[Update(old, head, "refs/heads/main")]
+        )
     proposal.refresh_from_db()
-    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == \
-        (ProposalState.MERGED, push, scene.maint, head)
+    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == (
+        ProposalState.MERGED,
+        push,
+        scene.maint,
+        head,
+    )
     assert proposal.merge_strategy == ""
     still_open = services.selectors.proposals_for(scene.repo, ProposalState.OPEN)
     assert [p.source_ref for p in still_open] == ["refs/users/alice/other"] and other
 
 
-def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(scene, django_capture_on_commit_callbacks, enqueued):
+def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(
+    scene, django_capture_on_commit_callbacks, enqueued
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -178,21 +202,41 @@ def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(scene, djang
     squashed = scene.commit("squashed by hand", {"b.txt": "bee\n"})
     scene.publish("main")
     with django_capture_on_commit_callbacks(execute=True):
-        push = push_record(repo=scene.repo, pusher=scene.maint, updates=[Update(old, squashed, "refs/heads/main")])
+        push = push_record(
+            repo=scene.repo, pusher=scene.maint, updates=[Update(old, squashed, "refs/heads/main")]
+        )
     proposal.refresh_from_db()
     assert proposal.state == ProposalState.OPEN  # not an ancestor: a push alone cannot tell
 
     def archived(branch):
-        ArchivedRef.objects.create(repository=scene.repo, username="alice", ref="refs/users/alice/feature", sha=head,
-                                   archive_ref=f"refs/archive/alice/{branch}", branch=branch, how="squashed",
-                                   reason=f"squashed into {branch}", push=push,
-                                   expires_at=timezone.now() + timedelta(days=30))
-        workspace_ref_archived.send(sender=ArchivedRef, repository_id=scene.repo.pk, ref="refs/users/alice/feature",
-                                    sha=head, push_id=push.pk, reason=f"squashed into {branch}")
+        ArchivedRef.objects.create(
+            repository=scene.repo,
+            username="alice",
+            ref="refs/users/alice/feature",
+            sha=head,
+            archive_ref=f"refs/archive/alice/{branch}",
+            branch=branch,
+            how="squashed",
+            reason=f"squashed into {branch}",
+            push=push,
+            expires_at=timezone.now() + timedelta(days=30),
+        )
+        workspace_ref_archived.send(
+            sender=ArchivedRef,
+            repository_id=scene.repo.pk,
+            ref="refs/users/alice/feature",
+            sha=head,
+            push_id=push.pk,
+            reason=f"squashed into {branch}",
+        )
         proposal.refresh_from_db()
 
     archived("release")  # landed elsewhere than the proposal's target: still open
     assert proposal.state == ProposalState.OPEN
     archived("main")
-    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == \
-        (ProposalState.MERGED, push, scene.maint, squashed)
+    assert (proposal.state, proposal.merge_push, proposal.merged_by, proposal.merged_sha) == (
+        ProposalState.MERGED,
+        push,
+        scene.maint,
+        squashed,
+    )

@@ -32,7 +32,11 @@ class Lab:
 
     def commit(self, message: str, *, at: int | None = None) -> str:
         self.clock = at if at is not None else self.clock + 3600
-        env = {**self.env, "GIT_AUTHOR_DATE": f"{self.clock} +0000", "GIT_COMMITTER_DATE": f"{self.clock} +0000"}
+        env = {
+            **self.env,
+            "GIT_AUTHOR_DATE": f"{self.clock} +0000",
+            "GIT_COMMITTER_DATE": f"{self.clock} +0000",
+        }
         git(env, "commit", "--quiet", "--allow-empty", "-m", message, cwd=self.work)
         return self.git("rev-parse", "HEAD").stdout.strip()
 
@@ -43,7 +47,15 @@ class Lab:
         """Point `ref` of the hosted repository at `rev` of the working copy."""
         sha = self.git("rev-parse", rev).stdout.strip()
         self.git("branch", "--force", "publish-tmp", sha)
-        git(self.env, "--git-dir", self.bare, "fetch", "--quiet", str(self.work), f"+refs/heads/publish-tmp:{ref}")
+        git(
+            self.env,
+            "--git-dir",
+            self.bare,
+            "fetch",
+            "--quiet",
+            str(self.work),
+            f"+refs/heads/publish-tmp:{ref}",
+        )
         return sha
 
     def delete(self, ref: str) -> None:

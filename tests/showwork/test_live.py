@@ -12,7 +12,6 @@ from tests.browser import chromium_page, shot
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 
-
 @pytest.fixture
 def busy(world):
     alice = world.add("alice")
@@ -48,8 +47,14 @@ def browser_page(monkeypatch):
 def test_browser_renders_the_graph_and_follows_links(busy, browser_page, live_server_url):
     page = browser_page
     bob_ref = next(r for r in busy.refs() if r.startswith("refs/users/bob/main/"))
-    Proposal.objects.create(repository=busy.repo, number=1, author=busy.users["bob"].user, source_ref=bob_ref,
-                            target_branch="main", title="Bob's work")
+    Proposal.objects.create(
+        repository=busy.repo,
+        number=1,
+        author=busy.users["bob"].user,
+        source_ref=bob_ref,
+        target_branch="main",
+        title="Bob's work",
+    )
     page.goto(f"{live_server_url}/owner/project/work")
     svg = page.locator("svg.sw-graph")
     svg.wait_for()

@@ -61,11 +61,16 @@ def test_api_json_with_filters(lab):
     assert bobs and not [n for n in bobs if n["kind"] == "draft"]
     for bad in ("al*", "x\0y", "../alice", "a" * 200):
         response = APIClient().get("/api/v1/repos/owner/project/work", {"user": bad, "branch": bad})
-        assert response.status_code == 200 and not [n for n in response.json()["nodes"] if n["kind"] == "draft"]
+        assert response.status_code == 200 and not [
+            n for n in response.json()["nodes"] if n["kind"] == "draft"
+        ]
     limited = APIClient().get("/api/v1/repos/owner/project/work?limit=1").json()
     assert limited["more"] == 0  # one stack is never split
-    assert not [n for n in APIClient().get("/api/v1/repos/owner/project/work?branch=nope").json()["nodes"]
-                if n["kind"] == "draft"]
+    assert not [
+        n
+        for n in APIClient().get("/api/v1/repos/owner/project/work?branch=nope").json()["nodes"]
+        if n["kind"] == "draft"
+    ]
 
 
 def test_filters_on_the_page(lab):
@@ -143,8 +148,13 @@ def test_dashboard_lists_own_work(lab):
     assert "alice two" not in client.get("/dashboard").content.decode()
 
 
-PRIVATE_URLS = ["/owner/secret/work", "/owner/secret/work.txt", "/owner/secret/work/stack/alice/topic",
-                "/owner/secret/c/{sha}", "/api/v1/repos/owner/secret/work"]
+PRIVATE_URLS = [
+    "/owner/secret/work",
+    "/owner/secret/work.txt",
+    "/owner/secret/work/stack/alice/topic",
+    "/owner/secret/c/{sha}",
+    "/api/v1/repos/owner/secret/work",
+]
 
 
 @pytest.mark.parametrize("url", PRIVATE_URLS)

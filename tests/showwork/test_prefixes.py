@@ -27,8 +27,17 @@ def _object_with_prefix(kind: str, make, prefix: str) -> bytes:
 
 
 def _hash_object(lab: Lab, kind: str, body: bytes) -> str:
-    return subprocess.run(["git", "--git-dir", lab.bare, "hash-object", "-t", kind, "-w", "--stdin"], input=body,
-                          capture_output=True, check=True, env=lab.env).stdout.decode().strip()
+    return (
+        subprocess.run(
+            ["git", "--git-dir", lab.bare, "hash-object", "-t", kind, "-w", "--stdin"],
+            input=body,
+            capture_output=True,
+            check=True,
+            env=lab.env,
+        )
+        .stdout.decode()
+        .strip()
+    )
 
 
 @pytest.fixture
@@ -82,7 +91,7 @@ def test_a_branch_named_like_a_prefix_lengthens_it(lab):
     lab.publish(f"refs/heads/{lab.draft[:width]}", lab.main)
     shorts = _shorts(lab)
     assert len(shorts[lab.draft]) == width + 1
-    lab.publish(f"refs/tags/{lab.draft[:width + 1]}", lab.main)
+    lab.publish(f"refs/tags/{lab.draft[: width + 1]}", lab.main)
     assert len(_shorts(lab)[lab.draft]) == width + 2
 
 

@@ -111,7 +111,10 @@ def test_cap_keeps_newest_stacks_and_counts_the_rest(lab):
 def test_hidden_workspace_invisible_to_others(lab):
     alice = UserFactory(username="alice")
     Workspace.objects.create(repository=lab.repo, user=alice, hidden=True)
-    drafts = lambda viewer: {n.sha for n in select(lab.repo, viewer=viewer, now=NOW).nodes if n.kind == "draft"}  # noqa: E731
+
+    def drafts(viewer):
+        return {n.sha for n in select(lab.repo, viewer=viewer, now=NOW).nodes if n.kind == "draft"}
+
     assert lab.shas["a1"] not in drafts(anon())
     assert lab.shas["a1"] not in drafts(UserFactory(username="mallory"))
     assert lab.shas["a1"] in drafts(alice)
@@ -122,8 +125,14 @@ def test_hidden_workspace_invisible_to_others(lab):
 
 def test_open_proposal_is_the_heads_link(lab):
     alice = UserFactory(username="alice")
-    Proposal.objects.create(repository=lab.repo, number=3, author=alice, source_ref="refs/users/alice/topic",
-                            target_branch="main", title="T")
+    Proposal.objects.create(
+        repository=lab.repo,
+        number=3,
+        author=alice,
+        source_ref="refs/users/alice/topic",
+        target_branch="main",
+        title="T",
+    )
     graph = select(lab.repo, viewer=anon(), now=NOW)
     head = next(n for n in graph.nodes if n.sha == lab.shas["a2"])
     assert head.url == "/owner/project/proposals/3"

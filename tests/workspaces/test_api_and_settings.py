@@ -27,8 +27,13 @@ def test_workspace_and_push_api(world):
     assert [(w["username"], w["refs"], w["state"]) for w in listing] == [("alice", 1, "active")]
     detail = api.get("/api/v1/repos/owner/project/workspaces/alice").json()
     assert detail["refs"][0] | {"committed": None} == {
-        "ref": "refs/users/alice/topic", "name": "topic", "sha": sha, "subject": "work", "committed": None,
-        "ahead": 1, "behind": 0,
+        "ref": "refs/users/alice/topic",
+        "name": "topic",
+        "sha": sha,
+        "subject": "work",
+        "committed": None,
+        "ahead": 1,
+        "behind": 0,
     }
     assert api.get("/api/v1/repos/owner/project/workspaces/nobody").status_code == 404
     pushes = api.get("/api/v1/repos/owner/project/pushes").json()
@@ -41,8 +46,9 @@ def test_workspace_and_push_api(world):
 def test_branch_protection_over_the_api_takes_effect(world):
     owner = world.owner
     api = api_for(owner)
-    response = api.put("/api/v1/repos/owner/project/protected-branches/release", {"allow_force": False},
-                       format="json")
+    response = api.put(
+        "/api/v1/repos/owner/project/protected-branches/release", {"allow_force": False}, format="json"
+    )
     assert response.status_code == 200
     assert owner.push("main:refs/heads/release").returncode == 0
     result = owner.push(":refs/heads/release")
@@ -52,7 +58,10 @@ def test_branch_protection_over_the_api_takes_effect(world):
     bad = api.put("/api/v1/repos/owner/project/protected-branches/a..b", {}, format="json")
     assert bad.status_code == 400
     reader = world.add("rita")
-    assert api_for(reader).put("/api/v1/repos/owner/project/protected-branches/x", {}, format="json").status_code == 403
+    assert (
+        api_for(reader).put("/api/v1/repos/owner/project/protected-branches/x", {}, format="json").status_code
+        == 403
+    )
 
 
 def test_maintainers_may_edit_setting_takes_effect(world):
@@ -61,29 +70,39 @@ def test_maintainers_may_edit_setting_takes_effect(world):
     alice.commit("alice")
     assert alice.push("HEAD:refs/users/alice/t").returncode == 0
     api = api_for(world.owner)
-    response = api.patch("/api/v1/repos/owner/project/workspace-settings", {"maintainers_may_edit": False,
-                                                                          "ref_limit": 5}, format="json")
+    response = api.patch(
+        "/api/v1/repos/owner/project/workspace-settings",
+        {"maintainers_may_edit": False, "ref_limit": 5},
+        format="json",
+    )
     assert response.json() == {"maintainers_may_edit": False, "ref_limit": 5, "delete_merged_refs": True}
     mona.git("fetch", "--quiet", mona.remote, "refs/users/alice/t", check=True)
     mona.git("checkout", "--quiet", "FETCH_HEAD", check=True)
     mona.commit("maintainer edit")
     result = mona.push("HEAD:refs/users/alice/t")
     assert result.returncode != 0 and "alice's workspace" in result.stderr
-    assert api_for(mona).patch("/api/v1/repos/owner/project/workspace-settings", {"ref_limit": 9},
-                               format="json").status_code == 403
+    assert (
+        api_for(mona)
+        .patch("/api/v1/repos/owner/project/workspace-settings", {"ref_limit": 9}, format="json")
+        .status_code
+        == 403
+    )
 
 
 def test_settings_page(world):
     client = Client()
     client.force_login(world.owner.user)
     assert client.get("/owner/project/settings/workspaces").status_code == 200
-    client.post("/owner/project/settings/workspaces", {"action": "protect", "branch": "stable", "allow_force": "on"})
+    client.post(
+        "/owner/project/settings/workspaces", {"action": "protect", "branch": "stable", "allow_force": "on"}
+    )
     assert ProtectedBranch.objects.get(repository=world.repo, name="stable").allow_force
     client.post("/owner/project/settings/workspaces", {"action": "settings", "ref_limit": "3"})
     ws = WorkspaceSettings.objects.get(repository=world.repo)
     assert ws.ref_limit == 3 and ws.maintainers_may_edit is False  # unchecked box
-    response = client.post("/owner/project/settings/workspaces", {"action": "protect", "branch": "-bad"},
-                           follow=True)
+    response = client.post(
+        "/owner/project/settings/workspaces", {"action": "protect", "branch": "-bad"}, follow=True
+    )
     assert "not a valid branch name" in response.content.decode()
     outsider = Client()
     outsider.force_login(world.add("eve").user)

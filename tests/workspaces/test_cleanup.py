@@ -94,7 +94,9 @@ def test_rebase(world, alice_work):
 def test_squash(world, alice_work):
     _alice, _first, second = alice_work
     world.owner.commit("main moves", name="m.txt")
-    land(world, ("merge", "--squash", "--quiet", "FETCH_HEAD"), ("commit", "--quiet", "-m", "alice's feature"))
+    land(
+        world, ("merge", "--squash", "--quiet", "FETCH_HEAD"), ("commit", "--quiet", "-m", "alice's feature")
+    )
     run_cleanup(world)
     assert_archived(world, "refs/users/alice/feature", second, "squashed")
 
@@ -141,7 +143,7 @@ def test_setting_off_keeps_refs(world, alice_work):
 def test_archive_is_hidden_and_restore_brings_the_ref_back(world, alice_work):
     alice, _first, second = alice_work
     land(world, ("merge", "--ff-only", "--quiet", "FETCH_HEAD"))
-    row, = run_cleanup(world)
+    (row,) = run_cleanup(world)
     for who in (alice, world.owner):  # nobody is advertised refs/archive/, not even the admin
         listed = who.git("ls-remote", who.remote, check=True).stdout
         assert "refs/archive/" not in listed and second in listed  # main has the commit itself
@@ -161,7 +163,7 @@ def test_archive_is_hidden_and_restore_brings_the_ref_back(world, alice_work):
 def test_restore_never_overwrites_newer_work(world, alice_work):
     alice, _first, second = alice_work
     land(world, ("merge", "--ff-only", "--quiet", "FETCH_HEAD"))
-    row, = run_cleanup(world)
+    (row,) = run_cleanup(world)
     newer = alice.commit("new work under the same name")
     assert alice.push("HEAD:refs/users/alice/feature").returncode == 0
     with pytest.raises(Conflict, match="another name"):
@@ -173,7 +175,7 @@ def test_restore_never_overwrites_newer_work(world, alice_work):
 
 def test_expiry_after_the_retention_period(world, alice_work):
     land(world, ("merge", "--ff-only", "--quiet", "FETCH_HEAD"))
-    row, = run_cleanup(world)
+    (row,) = run_cleanup(world)
     assert cleanup.expire_due() == 0  # not yet
     ArchivedRef.objects.filter(pk=row.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert cleanup.expire_due() == 1
@@ -185,7 +187,7 @@ def test_expiry_after_the_retention_period(world, alice_work):
 def test_owner_sees_and_restores_from_the_page_and_the_api(world, alice_work):
     alice, _first, second = alice_work
     land(world, ("merge", "--ff-only", "--quiet", "FETCH_HEAD"))
-    row, = run_cleanup(world)
+    (row,) = run_cleanup(world)
     client = Client()
     client.force_login(alice.user)
     page = client.get("/owner/project/workspaces/alice").content.decode()
@@ -197,12 +199,17 @@ def test_owner_sees_and_restores_from_the_page_and_the_api(world, alice_work):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {alice.token}")
     listed = api.get("/api/v1/repos/owner/project/workspaces/alice/archived").json()
-    assert [(r["ref"], r["sha"], r["state"]) for r in listed] == [("refs/users/alice/feature", second, "archived")]
-    response = api.post(f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {},
-                        format="json")
+    assert [(r["ref"], r["sha"], r["state"]) for r in listed] == [
+        ("refs/users/alice/feature", second, "archived")
+    ]
+    response = api.post(
+        f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {}, format="json"
+    )
     assert response.status_code == 200 and response.json()["ref"] == "refs/users/alice/feature"
     assert world.refs()["refs/users/alice/feature"] == second
-    again = api.post(f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {}, format="json")
+    again = api.post(
+        f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {}, format="json"
+    )
     assert again.status_code == 409
 
 
@@ -213,4 +220,3 @@ def test_the_task_runs_after_a_push_in_a_real_worker(world, alice_work, celery_w
         assert time.monotonic() < deadline, "cleanup did not run"
         time.sleep(0.2)
     assert ArchivedRef.objects.get(ref="refs/users/alice/feature").how == "merged"
-

@@ -28,10 +28,15 @@ USERS = ["alice", "bob"]
 NAMES = ["a", "b", "c"]
 ZERO = "0" * 40
 
-work_op = st.tuples(st.just("work"), st.sampled_from(USERS), st.sampled_from(NAMES), st.integers(1, 3),
-                    st.booleans())  # on top of the existing ref, or fresh from main
-land_op = st.tuples(st.just("land"), st.sampled_from(USERS), st.sampled_from(NAMES),
-                    st.sampled_from(["ff", "merge", "rebase", "squash", "partial"]))
+work_op = st.tuples(
+    st.just("work"), st.sampled_from(USERS), st.sampled_from(NAMES), st.integers(1, 3), st.booleans()
+)  # on top of the existing ref, or fresh from main
+land_op = st.tuples(
+    st.just("land"),
+    st.sampled_from(USERS),
+    st.sampled_from(NAMES),
+    st.sampled_from(["ff", "merge", "rebase", "squash", "partial"]),
+)
 main_op = st.tuples(st.just("main"))
 operations = st.lists(st.one_of(work_op, work_op, land_op, land_op, main_op), min_size=3, max_size=10)
 
@@ -55,7 +60,10 @@ class History:
         return subprocess.run(argv, env=self.env, capture_output=True, text=True, check=check).stdout.strip()
 
     def ok(self, *args) -> bool:
-        return subprocess.run(["git", "-C", str(self.work), *args], env=self.env, capture_output=True).returncode == 0
+        return (
+            subprocess.run(["git", "-C", str(self.work), *args], env=self.env, capture_output=True).returncode
+            == 0
+        )
 
     def hosted_git(self, *args, check=True) -> str:
         return self.git("--git-dir", str(self.hosted), *args, cwd=None, check=check)
@@ -84,8 +92,13 @@ class History:
     def do_work(self, user, name, n, on_top):
         ref = self.ws(user, name)
         start = self.refs(ref).get(ref) if on_top else None
-        self.git("fetch", "--quiet", str(self.hosted), "+refs/heads/main:refs/remotes/h/main",
-                 *([f"+{ref}:refs/remotes/h/ws"] if start else []))
+        self.git(
+            "fetch",
+            "--quiet",
+            str(self.hosted),
+            "+refs/heads/main:refs/remotes/h/main",
+            *([f"+{ref}:refs/remotes/h/ws"] if start else []),
+        )
         self.git("checkout", "--quiet", "-B", "work", "refs/remotes/h/ws" if start else "refs/remotes/h/main")
         for i in range(n):
             self.commit(f"{user} {name} {i}")
@@ -96,9 +109,17 @@ class History:
         tip = self.refs(ref).get(ref)
         if tip is None:
             return None
-        self.git("fetch", "--quiet", str(self.hosted), "+refs/heads/main:refs/remotes/h/main", f"+{ref}:refs/remotes/h/ws")
+        self.git(
+            "fetch",
+            "--quiet",
+            str(self.hosted),
+            "+refs/heads/main:refs/remotes/h/main",
+            f"+{ref}:refs/remotes/h/ws",
+        )
         self.git("checkout", "--quiet", "-B", "main", "refs/remotes/h/main")
-        own = self.git("rev-list", "--reverse", "--no-merges", "refs/remotes/h/ws", "^refs/remotes/h/main").split()
+        own = self.git(
+            "rev-list", "--reverse", "--no-merges", "refs/remotes/h/ws", "^refs/remotes/h/main"
+        ).split()
         if not own:
             return None
         if how == "ff":

@@ -16,8 +16,12 @@ PUSHES_EACH = 3
 def test_ten_users_push_at_once(world):
     pushers = [world.add(f"user{i}") for i in range(USERS)]
     # Prepare every commit first, so the pushes themselves overlap as much as possible.
-    plans = {p.username: [p.commit(f"{p.username} change {n}", name=f"{p.username}.txt") for n in range(PUSHES_EACH)]
-             for p in pushers}
+    plans = {
+        p.username: [
+            p.commit(f"{p.username} change {n}", name=f"{p.username}.txt") for n in range(PUSHES_EACH)
+        ]
+        for p in pushers
+    }
 
     def push_all(pusher):
         results = []
@@ -45,7 +49,9 @@ def test_ten_users_push_at_once(world):
                 assert last.push.pusher_name == pusher.username
         # Each of the user's commits is in the pushlog once, in one of their own pushes.
         owners = set(
-            PushCommit.objects.filter(repository=world.repo, sha__in=shas).values_list("push__pusher_name", flat=True)
+            PushCommit.objects.filter(repository=world.repo, sha__in=shas).values_list(
+                "push__pusher_name", flat=True
+            )
         )
         assert owners == {pusher.username}
         assert PushCommit.objects.filter(repository=world.repo, sha__in=shas).count() == PUSHES_EACH

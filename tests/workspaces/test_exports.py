@@ -69,19 +69,35 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     note = wait_for(lambda: Notification.objects.filter(user=alice.user, kind="repository_deleted").first())
     assert "owner/project" in note.text and "2 unmerged refs" in note.text
     assert note.url == "/settings/workspace-exports" and note.repository_id == world.repo.pk
-    assert not Notification.objects.filter(user__in=[bob.user, world.owner.user], kind="repository_deleted").exists()
+    assert not Notification.objects.filter(
+        user__in=[bob.user, world.owner.user], kind="repository_deleted"
+    ).exists()
 
     # bob has refs there too, so he may export; a stranger may not learn the repository exists.
-    assert api(UserFactory(username="stranger")).post(
-        "/api/v1/user/workspace-exports", {"repository_id": world.repo.pk}, format="json").status_code == 404
+    assert (
+        api(UserFactory(username="stranger"))
+        .post("/api/v1/user/workspace-exports", {"repository_id": world.repo.pk}, format="json")
+        .status_code
+        == 404
+    )
     response = client.post("/api/v1/user/workspace-exports", {"repository_id": world.repo.pk}, format="json")
     assert response.status_code == 202, response.content
     export_id = response.json()["id"]
-    body = wait_for(lambda: (b := client.get(f"/api/v1/user/workspace-exports/{export_id}").json())["state"] != "pending"
-                    and b)
+    body = wait_for(
+        lambda: (
+            (b := client.get(f"/api/v1/user/workspace-exports/{export_id}").json())["state"] != "pending"
+            and b
+        )
+    )
     assert body["state"] == "ready", body
-    expected = git(world.env, "--git-dir", str(world.repo.disk_path), "for-each-ref",
-                   "--format=%(refname) %(objectname)", "refs/users/alice/").stdout
+    expected = git(
+        world.env,
+        "--git-dir",
+        str(world.repo.disk_path),
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/users/alice/",
+    ).stdout
     assert body["ref_count"] == len(expected.splitlines()), (body, expected)
     assert body["download_url"].endswith(f"/api/v1/user/workspace-exports/{export_id}/download")
 
@@ -97,7 +113,9 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     git(world.env, "--git-dir", str(target), "fetch", "--quiet", str(bundle), "refs/*:refs/*")
     got = git(world.env, "--git-dir", str(target), "for-each-ref", "--format=%(refname) %(objectname)").stdout
     assert got == expected
-    assert {"refs/users/alice/feature", "refs/users/alice/topic/deep"} <= {line.split()[0] for line in got.splitlines()}
+    assert {"refs/users/alice/feature", "refs/users/alice/topic/deep"} <= {
+        line.split()[0] for line in got.splitlines()
+    }
     git(world.env, "--git-dir", str(target), "fsck", "--no-progress")
 
     # The page lists it with its download link; the purge takes the file away with the repository.
@@ -108,7 +126,8 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     path = exports.export_file(WorkspaceExport.objects.get(pk=export_id))
     assert path.is_file()
     Repository.objects.filter(pk=world.repo.pk).update(
-        deleted_at=timezone.now() - timedelta(days=settings.REPOSITORY_DELETE_RETENTION_DAYS + 1))
+        deleted_at=timezone.now() - timedelta(days=settings.REPOSITORY_DELETE_RETENTION_DAYS + 1)
+    )
     assert lifecycle.repository_purge(repo_id=world.repo.pk)
     assert not path.exists() and not WorkspaceExport.objects.filter(pk=export_id).exists()
     # The notification outlives the repository.

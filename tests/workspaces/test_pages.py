@@ -47,7 +47,10 @@ def test_ref_page_shows_commits_and_escaped_diff(busy):
     assert "alice one" in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; two" in page
     assert "<script>alert(" not in page
     # An added line, numbered on the new side only.
-    assert '<tr class="add"><td class="ln"></td><td class="ln">1</td><td class="code">+alice one</td></tr>' in page
+    assert (
+        '<tr class="add"><td class="ln"></td><td class="ln">1</td><td class="code">+alice one</td></tr>'
+        in page
+    )
     stat = page.split('<p class="diffstat">', 1)[1].split("</p>", 1)[0]
     assert "2 files changed" in stat and "diff --git" not in stat
     assert "a&lt;b&gt;.txt" in page and "main moves" not in page  # only what the ref brings
@@ -59,8 +62,15 @@ def test_nameless_ref_page(busy):
     assert response.status_code == 200 and "bob&#x27;s nameless work" in response.content.decode()
 
 
-@pytest.mark.parametrize("path", ["/owner/project/workspaces/alice/nope", "/owner/project/workspaces/alice/..%2f..",
-                                  "/owner/project/workspaces/alice/a..b", "/owner/nothing/workspaces"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/owner/project/workspaces/alice/nope",
+        "/owner/project/workspaces/alice/..%2f..",
+        "/owner/project/workspaces/alice/a..b",
+        "/owner/nothing/workspaces",
+    ],
+)
 def test_missing_refs_are_404(busy, path):
     assert Client().get(path).status_code == 404
 

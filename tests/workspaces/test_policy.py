@@ -16,8 +16,12 @@ RULES = Rules(default_branch="main", protected={"release": False, "wild": True})
 def run(role, ref, op, *, pusher="alice", rules=RULES, count=0):
     old, new = OPS[op]
     return decide(
-        role=role, pusher=pusher, update=Update(old, new, ref), rules=rules,
-        is_ancestor=lambda x, y: (x, y) in ANCESTRY, workspace_ref_count=lambda user: count,
+        role=role,
+        pusher=pusher,
+        update=Update(old, new, ref),
+        rules=rules,
+        is_ancestor=lambda x, y: (x, y) in ANCESTRY,
+        workspace_ref_count=lambda user: count,
     )
 
 
@@ -96,12 +100,20 @@ def test_ref_limit_counts_existing_and_pending_creations():
     assert "limit" in run("reader", "refs/users/alice/x", "create", rules=rules, count=3)
     assert run("reader", "refs/users/alice/x", "update", rules=rules, count=3) is None  # updates are fine
     updates = [Update(Z, B, f"refs/users/alice/n{i}") for i in range(3)]
-    reasons = decide_all(role="reader", pusher="alice", updates=updates, rules=rules,
-                         is_ancestor=lambda a, b: True, workspace_ref_count=lambda u: 1)
+    reasons = decide_all(
+        role="reader",
+        pusher="alice",
+        updates=updates,
+        rules=rules,
+        is_ancestor=lambda a, b: True,
+        workspace_ref_count=lambda u: 1,
+    )
     assert len(reasons) == 1 and "limit" in reasons[0]
 
 
-@pytest.mark.parametrize("ref", ["refs/users/alice/" + "x" * 250, "refs/users/alice/a\x01b", "refs/users/alice/\x7f"])
+@pytest.mark.parametrize(
+    "ref", ["refs/users/alice/" + "x" * 250, "refs/users/alice/a\x01b", "refs/users/alice/\x7f"]
+)
 def test_invalid_ref_names(ref):
     assert "not a valid ref name" in run("admin", ref, "create")
 
@@ -130,8 +142,13 @@ def test_policy_module_is_standalone():
 
 
 def test_rules_round_trip_through_the_environment():
-    rules = Rules(default_branch="trunk", protected={"release/1.x": True, "main": False},
-                  maintainers_edit_workspaces=False, frozen=frozenset({"eve", "mallory"}), ref_limit=7)
+    rules = Rules(
+        default_branch="trunk",
+        protected={"release/1.x": True, "main": False},
+        maintainers_edit_workspaces=False,
+        frozen=frozenset({"eve", "mallory"}),
+        ref_limit=7,
+    )
     assert Rules.from_env(rules.to_env()) == rules
     assert Rules.from_env(RULES.to_env()) == RULES
     assert Rules.from_env({}) == Rules()
@@ -160,16 +177,19 @@ def test_admins_never_remove_the_platform_s_own_refs():
     assert run("admin", "refs/pull/12/head", "update") is not None  # removing only, never writing
 
 
-@pytest.mark.parametrize(("ref", "op", "refused"), [
-    ("refs/heads/evil\u202egnp.exe", "create", True),
-    ("refs/users/alice/a\u200bb", "update", True),
-    ("refs/for/main/top\u2067ic", "create", True),
-    ("refs/tags/v1\ufeff", "create", True),
-    ("refs/users/alice/no\u00a0break", "create", True),
-    ("refs/users/alice/soft\u00adhyphen", "force", True),
-    ("refs/users/alice/evil\u202e", "delete", False),  # removing one pushed before stays possible
-    ("refs/users/alice/caf\u00e9", "create", False),  # visible non-ASCII is fine
-])
+@pytest.mark.parametrize(
+    ("ref", "op", "refused"),
+    [
+        ("refs/heads/evil\u202egnp.exe", "create", True),
+        ("refs/users/alice/a\u200bb", "update", True),
+        ("refs/for/main/top\u2067ic", "create", True),
+        ("refs/tags/v1\ufeff", "create", True),
+        ("refs/users/alice/no\u00a0break", "create", True),
+        ("refs/users/alice/soft\u00adhyphen", "force", True),
+        ("refs/users/alice/evil\u202e", "delete", False),  # removing one pushed before stays possible
+        ("refs/users/alice/caf\u00e9", "create", False),  # visible non-ASCII is fine
+    ],
+)
 def test_invisible_characters_in_ref_names(ref, op, refused):
     reason = run("admin", ref, op)
     assert (reason is not None and "invisible" in reason) is refused, reason

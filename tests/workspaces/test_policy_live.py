@@ -63,8 +63,10 @@ def test_policy_matrix_with_real_pushes(world, role):
                 want = None
             after = world.refs().get(ref)
             allowed = expected(role, ref_class, op)
-            ok = (result.returncode == 0 and after == want) if allowed else (
-                result.returncode != 0 and after == (None if op == "create" else base)
+            ok = (
+                (result.returncode == 0 and after == want)
+                if allowed
+                else (result.returncode != 0 and after == (None if op == "create" else base))
             )
             if not ok:
                 mismatches.append((ref_class, op, allowed, result.returncode, result.stderr[-300:]))
@@ -78,7 +80,10 @@ def advertised(world, pusher) -> set[str]:
     """The refs receive-pack advertises to this pusher, asked for the way git push does."""
     req = urllib.request.Request(
         f"http://{world.host}/{world.repo.full_name}.git/info/refs?service=git-receive-pack",
-        headers={"Authorization": "Basic " + base64.b64encode(f"{pusher.username}:{pusher.token}".encode()).decode()},
+        headers={
+            "Authorization": "Basic "
+            + base64.b64encode(f"{pusher.username}:{pusher.token}".encode()).decode()
+        },
     )
     with urllib.request.urlopen(req, timeout=30) as resp:
         body = resp.read().decode("latin-1")
@@ -95,7 +100,11 @@ def test_what_each_pusher_is_advertised(world):
     assert advertised(world, alice) == {"refs/heads/main", "refs/users/alice/topic"}
     assert advertised(world, bob) == {"refs/heads/main", "refs/users/bob/topic"}
     # Maintainers who may edit workspaces see them all (an update of a hidden ref would fail).
-    assert advertised(world, maintainer) == {"refs/heads/main", "refs/users/alice/topic", "refs/users/bob/topic"}
+    assert advertised(world, maintainer) == {
+        "refs/heads/main",
+        "refs/users/alice/topic",
+        "refs/users/bob/topic",
+    }
     from workspaces.models import WorkspaceSettings
 
     WorkspaceSettings.objects.create(repository=world.repo, maintainers_may_edit=False)

@@ -36,7 +36,9 @@ def post(world, service: str, body: bytes, *, who=None, v2: bool = False) -> tup
     if v2:
         headers["Git-Protocol"] = "version=2"
     if who is not None:
-        headers["Authorization"] = "Basic " + base64.b64encode(f"{who.username}:{who.token}".encode()).decode()
+        headers["Authorization"] = (
+            "Basic " + base64.b64encode(f"{who.username}:{who.token}".encode()).decode()
+        )
     conn = http.client.HTTPConnection(world.host, timeout=60)
     try:
         conn.request("POST", f"/{world.repo.full_name}.git/git-{service}", body=body, headers=headers)
@@ -75,12 +77,15 @@ def scene(world):
 
 
 def take_down(scene):
-    moderation.do_take_down_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff,
-                                      reason="legal request")
+    moderation.do_take_down_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="legal request"
+    )
 
 
 def hide(scene):
-    moderation.do_hide_workspace(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="spam")
+    moderation.do_hide_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="spam"
+    )
 
 
 @pytest.mark.parametrize("moderate", [take_down, hide])

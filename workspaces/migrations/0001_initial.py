@@ -6,50 +6,121 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('repos', '0003_pushcommits'),
+        ("repos", "0003_pushcommits"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WorkspaceSettings',
+            name="WorkspaceSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('maintainers_may_edit', models.BooleanField(default=True, help_text="Maintainers may push to other users' workspaces (admins always may).")),
-                ('ref_limit', models.PositiveIntegerField(blank=True, help_text='Refs per user; empty: site default', null=True)),
-                ('repository', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='workspace_settings', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "maintainers_may_edit",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Maintainers may push to other users' workspaces (admins always may).",
+                    ),
+                ),
+                (
+                    "ref_limit",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="Refs per user; empty: site default", null=True
+                    ),
+                ),
+                (
+                    "repository",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="workspace_settings",
+                        to="repos.repository",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProtectedBranch',
+            name="ProtectedBranch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=255)),
-                ('allow_force', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='protected_branches', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=255)),
+                ("allow_force", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="protected_branches",
+                        to="repos.repository",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('name'), name='protected_branch_unique')],
+                "ordering": ["name"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("repository"), models.F("name"), name="protected_branch_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Workspace',
+            name="Workspace",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('active', 'active'), ('frozen', 'frozen'), ('hidden', 'hidden'), ('taken_down', 'taken down')], default='active', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_push_at', models.DateTimeField(blank=True, null=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='workspaces', to='repos.repository')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='workspaces', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("active", "active"),
+                            ("frozen", "frozen"),
+                            ("hidden", "hidden"),
+                            ("taken_down", "taken down"),
+                        ],
+                        default="active",
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_push_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="workspaces",
+                        to="repos.repository",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="workspaces",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('user'), name='workspace_unique')],
+                "constraints": [
+                    models.UniqueConstraint(models.F("repository"), models.F("user"), name="workspace_unique")
+                ],
             },
         ),
     ]

@@ -6,57 +6,127 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('repos', '0006_push_options'),
-        ('workspaces', '0001_initial'),
+        ("repos", "0006_push_options"),
+        ("workspaces", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='workspacesettings',
-            name='delete_merged_refs',
-            field=models.BooleanField(default=True, help_text='Delete workspace refs once their work is on a branch (restorable for a while).'),
+            model_name="workspacesettings",
+            name="delete_merged_refs",
+            field=models.BooleanField(
+                default=True,
+                help_text="Delete workspace refs once their work is on a branch (restorable for a while).",
+            ),
         ),
         migrations.CreateModel(
-            name='ArchivedRef',
+            name="ArchivedRef",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('username', models.CharField(max_length=150)),
-                ('ref', models.CharField(max_length=255)),
-                ('sha', models.CharField(max_length=64)),
-                ('archive_ref', models.CharField(max_length=300, unique=True)),
-                ('branch', models.CharField(max_length=255)),
-                ('how', models.CharField(max_length=20)),
-                ('reason', models.CharField(max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField()),
-                ('state', models.CharField(choices=[('archived', 'Archived'), ('restored', 'Restored'), ('expired', 'Expired')], default='archived', max_length=10)),
-                ('restored_at', models.DateTimeField(blank=True, null=True)),
-                ('deleted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('push', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='repos.push')),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='archived_refs', to='repos.repository')),
-                ('restored_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("username", models.CharField(max_length=150)),
+                ("ref", models.CharField(max_length=255)),
+                ("sha", models.CharField(max_length=64)),
+                ("archive_ref", models.CharField(max_length=300, unique=True)),
+                ("branch", models.CharField(max_length=255)),
+                ("how", models.CharField(max_length=20)),
+                ("reason", models.CharField(max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("archived", "Archived"), ("restored", "Restored"), ("expired", "Expired")],
+                        default="archived",
+                        max_length=10,
+                    ),
+                ),
+                ("restored_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "deleted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "push",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="repos.push",
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="archived_refs",
+                        to="repos.repository",
+                    ),
+                ),
+                (
+                    "restored_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
-                'indexes': [models.Index(fields=['state', 'expires_at'], name='archivedref_expiry')],
+                "ordering": ["-created_at", "-pk"],
+                "indexes": [models.Index(fields=["state", "expires_at"], name="archivedref_expiry")],
             },
         ),
         migrations.CreateModel(
-            name='PatchId',
+            name="PatchId",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('commit', 'Commit'), ('combined', 'Combined')], max_length=10)),
-                ('patch_id', models.CharField(max_length=64)),
-                ('sha', models.CharField(max_length=64)),
-                ('push', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='repos.push')),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='repos.repository')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(choices=[("commit", "Commit"), ("combined", "Combined")], max_length=10),
+                ),
+                ("patch_id", models.CharField(max_length=64)),
+                ("sha", models.CharField(max_length=64)),
+                (
+                    "push",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="repos.push"
+                    ),
+                ),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="repos.repository"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['repository', 'patch_id'], name='patchid_lookup')],
-                'constraints': [models.UniqueConstraint(models.F('repository'), models.F('kind'), models.F('sha'), name='patchid_unique')],
+                "indexes": [models.Index(fields=["repository", "patch_id"], name="patchid_lookup")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("repository"), models.F("kind"), models.F("sha"), name="patchid_unique"
+                    )
+                ],
             },
         ),
     ]

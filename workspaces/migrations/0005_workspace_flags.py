@@ -29,40 +29,62 @@ def flags_to_state(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('workspaces', '0004_workspace_exports'),
+        ("workspaces", "0004_workspace_exports"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='workspace',
-            name='frozen',
-            field=models.BooleanField(default=False, help_text='The owner may not push or add to it from the web.'),
+            model_name="workspace",
+            name="frozen",
+            field=models.BooleanField(
+                default=False, help_text="The owner may not push or add to it from the web."
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='frozen_by_ban',
+            model_name="workspace",
+            name="frozen_by_ban",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='hidden',
-            field=models.BooleanField(default=False, help_text='Shown only to its owner, repository admins and staff.'),
+            model_name="workspace",
+            name="hidden",
+            field=models.BooleanField(
+                default=False, help_text="Shown only to its owner, repository admins and staff."
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='taken_down',
-            field=models.BooleanField(default=False, help_text='Refs moved out of reach; accepts nothing (legal hold).'),
+            model_name="workspace",
+            name="taken_down",
+            field=models.BooleanField(
+                default=False, help_text="Refs moved out of reach; accepts nothing (legal hold)."
+            ),
         ),
         migrations.RunPython(state_to_flags, flags_to_state),
         migrations.RemoveField(
-            model_name='workspace',
-            name='state',
+            model_name="workspace",
+            name="state",
         ),
         migrations.AlterField(
-            model_name='auditentry',
-            name='action',
-            field=models.CharField(choices=[('freeze', 'Freeze'), ('unfreeze', 'Unfreeze'), ('hide', 'Hide'), ('unhide', 'Unhide'), ('take_down', 'Take Down'), ('lift_take_down', 'Lift Take Down'), ('purge', 'Purge'), ('restore', 'Restore'), ('ban', 'Ban'), ('unban', 'Unban'), ('site_ban', 'Site Ban'), ('site_unban', 'Site Unban'), ('dismiss_report', 'Dismiss Report')], max_length=20),
+            model_name="auditentry",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("freeze", "Freeze"),
+                    ("unfreeze", "Unfreeze"),
+                    ("hide", "Hide"),
+                    ("unhide", "Unhide"),
+                    ("take_down", "Take Down"),
+                    ("lift_take_down", "Lift Take Down"),
+                    ("purge", "Purge"),
+                    ("restore", "Restore"),
+                    ("ban", "Ban"),
+                    ("unban", "Unban"),
+                    ("site_ban", "Site Ban"),
+                    ("site_unban", "Site Unban"),
+                    ("dismiss_report", "Dismiss Report"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

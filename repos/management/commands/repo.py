@@ -28,12 +28,20 @@ class Command(SubcommandCommand):
         create.add_argument("--private", action="store_true")
         create.add_argument("--description", default="")
         create.add_argument("--default-branch", default=None)
-        create.add_argument("--import", dest="import_from", metavar="PATH-OR-URL",
-                            help="import HEAD, branches and tags of an existing repository (git's progress "
-                                 "is shown), then repack it with a fresh delta search")
-        create.add_argument("--refs", choices=RefsMode.values, default=RefsMode.DEFAULT,
-                            help="with --import: 'all' also keeps the other namespaces (refs/pull/...) "
-                                 "under refs/imported/, never advertised")
+        create.add_argument(
+            "--import",
+            dest="import_from",
+            metavar="PATH-OR-URL",
+            help="import HEAD, branches and tags of an existing repository (git's progress "
+            "is shown), then repack it with a fresh delta search",
+        )
+        create.add_argument(
+            "--refs",
+            choices=RefsMode.values,
+            default=RefsMode.DEFAULT,
+            help="with --import: 'all' also keeps the other namespaces (refs/pull/...) "
+            "under refs/imported/, never advertised",
+        )
         member = subparser(subparsers, "member", "give a user a role on a repository", self)
         member.add_argument("full_name", metavar="OWNER/NAME")
         member.add_argument("username")
@@ -45,16 +53,28 @@ class Command(SubcommandCommand):
         if not import_from:
             if refs != RefsMode.DEFAULT:
                 raise CommandError("--refs goes with --import")
-            repo = services.repository_create(owner=get_user(owner), name=name, description=description,
-                                              visibility=visibility, default_branch=default_branch)
+            repo = services.repository_create(
+                owner=get_user(owner),
+                name=name,
+                description=description,
+                visibility=visibility,
+                default_branch=default_branch,
+            )
             self.stdout.write(f"created {repo.full_name} ({repo.visibility}) at {repo.disk_path}")
             return
         user = get_user(owner)
         try:
             # The operator counts as staff: local paths, file://, ssh://, private addresses, --refs all.
-            imported = importing.import_now(owner=user, name=name, source=import_from, refs_mode=refs,
-                                            description=description, visibility=visibility,
-                                            default_branch=default_branch, echo=True)
+            imported = importing.import_now(
+                owner=user,
+                name=name,
+                source=import_from,
+                refs_mode=refs,
+                description=description,
+                visibility=visibility,
+                default_branch=default_branch,
+                echo=True,
+            )
         except ServiceError as exc:
             shown = netguard.split_credentials(import_from)[0] if "://" in import_from else import_from
             raise CommandError(f"Import from {shown} failed: {exc.message}") from None

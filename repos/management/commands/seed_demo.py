@@ -27,7 +27,11 @@ FILES = [
         'if __name__ == "__main__":\n    print(greet("world"))\n',
         "Type greet() and run it as a script",
     ),
-    ("CONTRIBUTING.md", "Push to your workspace:\n\n    git push origin HEAD:refs/for/main\n", "Explain how to contribute"),
+    (
+        "CONTRIBUTING.md",
+        "Push to your workspace:\n\n    git push origin HEAD:refs/for/main\n",
+        "Explain how to contribute",
+    ),
 ]
 
 
@@ -43,7 +47,9 @@ class Command(BaseCommand):
         try:
             self._build_history(source)
             services.repository_create(
-                owner=user, name=DEMO_REPO, description="A demo repository with a little history.",
+                owner=user,
+                name=DEMO_REPO,
+                description="A demo repository with a little history.",
                 import_from=str(source),
             )
         finally:
@@ -64,7 +70,11 @@ class Command(BaseCommand):
             date = f"{base_date + i * 86_400} +0000"
             run_git(
                 ["-C", str(work), "commit", "--quiet", "-m", message],
-                env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
-                     "GIT_AUTHOR_NAME": "Demo Admin", "GIT_AUTHOR_EMAIL": "admin@example.invalid"},
+                env={
+                    "GIT_AUTHOR_DATE": date,
+                    "GIT_COMMITTER_DATE": date,
+                    "GIT_AUTHOR_NAME": "Demo Admin",
+                    "GIT_AUTHOR_EMAIL": "admin@example.invalid",
+                },
             )
         run_git(["-C", str(work), "tag", "-a", "v0.1", "-m", "First release"])
