@@ -11,7 +11,9 @@ import functools
 import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,10 +131,94 @@ def popen_git(
     stdout=subprocess.PIPE,
     stderr=subprocess.PIPE,
 ) -> subprocess.Popen:
-    """The streaming variant, for smart HTTP: the caller owns the pipes and must reap it."""
+    """A bare child process, for callers that hand it to a response object which owns its end
+    (repos.gitstream); everything else streams through stream_git."""
     return subprocess.Popen(
         _argv(args, repo), stdin=stdin, stdout=stdout, stderr=stderr, env=git_environment(env)
     )
+
+
+class GitStream:
+    """A running git whose output the caller streams (stream_git): its pipes are the caller's to
+    read and write, its end is not."""
+
+    def __init__(self, proc: subprocess.Popen, args: Sequence[str], timeout: float):
+        self.proc = proc
+        self.args = tuple(str(a) for a in args)
+        self.timeout = timeout
+        self.timed_out = False
+
+    @property
+    def stdin(self):
+        return self.proc.stdin
+
+    @property
+    def stdout(self):
+        return self.proc.stdout
+
+    @property
+    def stderr(self):
+        return self.proc.stderr
+
+    def _expire(self) -> None:
+        if self.proc.poll() is None:
+            self.timed_out = True
+            self.proc.kill()
+
+    def wait(self) -> int:
+        """Wait for git to exit (the deadline still applies) and return its exit status."""
+        return self.proc.wait()
+
+    def check(self, stderr: bytes = b"") -> None:
+        """Wait for git, then raise GitTimeout if the deadline killed it, or GitError if it
+        failed. `stderr` is what the caller read of it, if it read it; an unread stderr pipe is
+        read here."""
+        returncode = self.wait()
+        if self.timed_out:
+            raise GitTimeout(self.args, -9, f"timed out after {self.timeout}s")
+        if returncode != 0:
+            if not stderr and self.proc.stderr is not None and not self.proc.stderr.closed:
+                stderr = self.proc.stderr.read()
+            raise GitError(self.args, returncode, stderr)
+
+
+@contextmanager
+def stream_git(
+    args: Sequence[str],
+    *,
+    repo: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin=subprocess.DEVNULL,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    timeout: float | None = None,
+) -> Iterator[GitStream]:
+    """git whose output is streamed, with a deadline: killed when the deadline passes, and
+    always killed (if still running) and reaped when the block exits, however it exits
+    (a client that went away, an exception, a generator closed early).
+
+        with stream_git(["archive", "--format=tar", sha], repo=path) as git:
+            for chunk in iter(lambda: git.stdout.read(65536), b""):
+                yield chunk
+            git.check()  # GitError / GitTimeout on failure
+    """
+    limit = timeout or settings.GIT_TIMEOUT
+    proc = popen_git(args, repo=repo, env=env, stdin=stdin, stdout=stdout, stderr=stderr)
+    stream = GitStream(proc, args, limit)
+    timer = threading.Timer(limit, stream._expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield stream
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with suppress(OSError):
+                    pipe.close()
+        proc.wait()
 
 
 @functools.cache
