@@ -4,9 +4,9 @@ in a repository with 100,000 workspace refs and a history the size of git/git.
 A benchmark, not a test: it prints a table and PASS/MISS, and exits 0 unless the setup failed.
 Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/cleanup.py                       # 80,000 commits, 100,000 refs
-    .venv/bin/python bench/cleanup.py --commits 20000 --users 1000   # a quick look
-    .venv/bin/python bench/cleanup.py --repo /path/to/git.git        # a real history
+    .venv/bin/python -m bench.cleanup                       # 80,000 commits, 100,000 refs
+    .venv/bin/python -m bench.cleanup --commits 20000 --users 1000   # a quick look
+    .venv/bin/python -m bench.cleanup --repo /path/to/git.git        # a real history
 
 What it does, all on loopback under one temporary directory:
 
@@ -43,8 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     BASE_DIR,
     PY,
     Git,
@@ -53,14 +52,15 @@ from smart_http import (  # bench/ is not a package
     client_env,
     fmt,
     free_port,
+    history,
     hostsite_env,
     hostsite_revision,
     manage,
     run_benchmark,
     say,
-    sibling_module,
+    start_web,
+    start_worker,
     verdict,
-    wait_for_http,
 )
 
 TARGET_S = 2.0
@@ -140,7 +140,6 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{args.repo} (mirrored)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import (seed {args.seed})")
-        history = sibling_module("bundles")
         history.generate(master, git, history.HistoryGenerator(args.seed), args.commits)
         git.run("--git-dir", str(master), "repack", "-a", "-d", "-q")
         meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits)"
@@ -166,17 +165,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     git.run("--git-dir", str(repo_dir), "commit-graph", "write", "--reachable")
 
     say(f"hostsite: gunicorn on 127.0.0.1:{port} and a Celery worker")
-    web = procs.start("hostsite", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                                   "hostsite.wsgi:application"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
-    worker_log = tmp / "logs" / "worker.log"
-    procs.start("worker", [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO", "--concurrency",
-                           "1", "--without-mingle", "--without-gossip"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_until(
-        lambda: "ready." in worker_log.read_text(errors="replace") if worker_log.exists() else False,
-        120,
-        "the Celery worker",
-    )
+    start_web(procs, env, port)
+    worker_log = start_worker(procs, env, timeout=120).log_path
 
     def url(user: str, token: str) -> str:
         return f"http://{user}:{token}@127.0.0.1:{port}/bench/big.git"
@@ -318,7 +308,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     return run_benchmark(
-        "bench/cleanup.py", "hostsite-bench-cleanup-", args, lambda tmp, procs: run(args, tmp, procs)
+        "bench.cleanup", "hostsite-bench-cleanup-", args, lambda tmp, procs: run(args, tmp, procs)
     )
 
 

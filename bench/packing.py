@@ -4,9 +4,9 @@ saves against keeping a badly packed source's pack.
 A benchmark, not a test: it prints a table and exits 0 unless the setup failed. Run from the
 project root with the project's virtualenv:
 
-    .venv/bin/python bench/packing.py                      # 40,000 generated commits
-    .venv/bin/python bench/packing.py --commits 10000      # a quick look
-    .venv/bin/python bench/packing.py --repo /path/to/git.git
+    .venv/bin/python -m bench.packing                      # 40,000 generated commits
+    .venv/bin/python -m bench.packing --commits 10000      # a quick look
+    .venv/bin/python -m bench.packing --repo /path/to/git.git
 
 What it does, under one temporary directory:
 
@@ -37,19 +37,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     GIT,
     Git,
     client_env,
+    history,
     hostsite_env,
     manage,
     run_benchmark,
     say,
-    sibling_module,
 )
-
-history = sibling_module("bundles")
 
 
 def pack_size(repo: Path) -> int:

@@ -4,9 +4,9 @@ hidden workspace against the same repository with nothing moderated.
 A benchmark, not a test: it prints a table and PASS/MISS per target, and exits 0 unless the
 setup failed. Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/visibility.py                  # 20,000 commits, 2,000 x 5 refs, 10 rounds
-    .venv/bin/python bench/visibility.py --rounds 5 --json /tmp/visibility.json
-    .venv/bin/python bench/visibility.py --commits 2000 --users 200 --rounds 3   # a quick look
+    .venv/bin/python -m bench.visibility                  # 20,000 commits, 2,000 x 5 refs, 10 rounds
+    .venv/bin/python -m bench.visibility --rounds 5 --json /tmp/visibility.json
+    .venv/bin/python -m bench.visibility --commits 2000 --users 200 --rounds 3   # a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
 bench/smart_http.py starts it; helpers come from it and from bench/workspaces.py):
@@ -56,32 +56,29 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench import workspaces as WS
+from bench.harness import (
     GIT,
     PY,
     ZERO_OID,
     Git,
     MeasureError,
     Processes,
-    Pusher,
     SetupError,
     client_env,
     fmt,
     free_port,
-    generate_repository,
     hostsite_env,
     hostsite_revision,
     manage,
     med,
+    repo_create,
     run_benchmark,
     say,
-    sibling_module,
     time_runs,
     verdict,
 )
-
-WS = sibling_module("workspaces")  # `import workspaces` would find the Django app
+from bench.harness.repository import Pusher, generate_repository
 
 RATIO_TARGET = 1.2
 REPOS = ("moderated", "plain")
@@ -107,7 +104,7 @@ def setup_hostsite(tmp: Path, master: Path, git: Git) -> dict:
             raise SetupError("manage.py token create printed no token")
         git.secrets.append(tokens[user])
     manage(env, "user", "create", "moderator", "--staff")
-    dirs = {key: WS._repo_dir(manage(env, "repo", "create", f"bench/{key}", "--import", str(master)))
+    dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master))
             for key in REPOS}  # fmt: skip
     return {"env": env, "port": port, "var_dir": var_dir, "tokens": tokens, "dirs": dirs,
             "hooks_dir": dirs["plain"].parent.parent / ".hooks"}  # fmt: skip
@@ -560,7 +557,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     return run_benchmark(
-        "bench/visibility.py", "hostsite-bench-vis-", args, lambda tmp, procs: run(args, tmp, procs)
+        "bench.visibility", "hostsite-bench-vis-", args, lambda tmp, procs: run(args, tmp, procs)
     )
 
 

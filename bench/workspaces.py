@@ -3,9 +3,9 @@
 A benchmark, not a test: it prints a table and PASS/MISS per target, and exits 0 unless the
 setup failed. Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/workspaces.py                  # 100,000 workspace refs, 10 rounds
-    .venv/bin/python bench/workspaces.py --rounds 5 --json /tmp/workspaces.json
-    .venv/bin/python bench/workspaces.py --users 1000     # a smaller repository, for a quick look
+    .venv/bin/python -m bench.workspaces                  # 100,000 workspace refs, 10 rounds
+    .venv/bin/python -m bench.workspaces --rounds 5 --json /tmp/workspaces.json
+    .venv/bin/python -m bench.workspaces --users 1000     # a smaller repository, for a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
 bench/smart_http.py starts it, whose helpers this script imports):
@@ -49,31 +49,29 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
-    BASE_DIR,
+from bench.harness import (
     GIT,
     PY,
     ZERO_OID,
     Git,
     MeasureError,
     Processes,
-    Pusher,
     SetupError,
     client_env,
     fmt,
     free_port,
-    generate_repository,
     hostsite_env,
     hostsite_revision,
     manage,
     med,
+    repo_create,
     run_benchmark,
     say,
+    start_web,
     time_runs,
     verdict,
-    wait_for_http,
 )
+from bench.harness.repository import Pusher, generate_repository
 
 ADVERTISEMENT_TARGET_BYTES = 10_000  # "at most 10 KB"
 ISSUE_UNHIDDEN_BYTES = 7.3e6  # "7.3 MB without hiding, as measured" in the issue
@@ -84,14 +82,6 @@ REPOS = ("ws", "plain")
 
 
 # --- setup -------------------------------------------------------------------------------------
-
-
-def _repo_dir(out: str) -> Path:
-    # `repo create` prints "created <owner>/<name> (<visibility>) at <path>" last.
-    path = Path(out.strip().splitlines()[-1].rsplit(" at ", 1)[-1])
-    if not (path / "HEAD").is_file():
-        raise SetupError(f"cannot find hostsite's repository directory in {out!r}")
-    return path
 
 
 def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
@@ -109,23 +99,14 @@ def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
             raise SetupError("manage.py token create printed no token")
         git.secrets.append(token)
         tokens[user] = token
-    dirs = {
-        key: _repo_dir(manage(env, "repo", "create", f"bench/{key}", "--import", str(master)))
-        for key in REPOS
-    }
+    dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master)) for key in REPOS}
     return {"env": env, "port": port, "var_dir": var_dir, "tokens": tokens, "dirs": dirs,
             "hooks_dir": dirs["ws"].parent.parent / ".hooks"}  # fmt: skip
 
 
 def start_gunicorn(hs: dict, procs: Processes) -> None:
     say("hostsite: start gunicorn")
-    argv = [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
-            "hostsite.wsgi:application"]  # fmt: skip
-    proc = procs.start("hostsite", argv, env=hs["env"], cwd=BASE_DIR)
-    try:
-        wait_for_http(f"http://127.0.0.1:{hs['port']}/", proc, "hostsite")
-    except SetupError as exc:
-        raise SetupError(f"{exc}\n{procs.log_tail('hostsite')}") from None
+    start_web(procs, hs["env"], hs["port"])
 
 
 def ref_format(git: Git, repo: Path) -> str:
@@ -647,7 +628,7 @@ def _on_sigterm(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     return run_benchmark(
-        "bench/workspaces.py", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs)
+        "bench.workspaces", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs)
     )
 
 

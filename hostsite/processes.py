@@ -61,7 +61,7 @@ def signal_group(proc: subprocess.Popen, sig: int) -> None:
 class Child:
     """One program in a process group of its own (a Ctrl-C to the terminal reaches only the
     supervisor, which then stops each child in order), its output in `log_path` when given,
-    else inherited."""
+    else inherited. With `pipes`, stdin and stdout are text pipes to talk to it."""
 
     def __init__(
         self,
@@ -73,6 +73,7 @@ class Child:
         log_path: Path | None = None,
         append: bool = False,
         stdin: int | None = None,
+        pipes: bool = False,
         parent_death: bool = True,
     ):
         self.name = name
@@ -80,13 +81,15 @@ class Child:
         self._log: IO[bytes] | None = None
         if log_path is not None:
             self._log = open(log_path, "ab" if append else "wb")  # noqa: SIM115 - closed in stop()
+        # pipes: a line protocol on stdin/stdout (text), only stderr to the log.
         self.proc = subprocess.Popen(
             argv,
             env=env,
             cwd=cwd,
-            stdin=stdin,
-            stdout=self._log,
-            stderr=subprocess.STDOUT if self._log else None,
+            stdin=subprocess.PIPE if pipes else stdin,
+            stdout=subprocess.PIPE if pipes else self._log,
+            stderr=self._log if pipes else (subprocess.STDOUT if self._log else None),
+            text=pipes,
             start_new_session=True,
             preexec_fn=die_with_parent if parent_death else None,
         )
