@@ -72,6 +72,7 @@ from bench.harness import (
     MeasureError,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     hostsite_revision,
     run_benchmark,
@@ -234,9 +235,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=10,
         help="fresh-bundle clones in a row for the origin CPU figure (default 10; 0: use the rounds)",
     )
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.rounds < 1 or args.commits < 1 or args.day_commits < 1:
         p.error("--rounds, --commits and --day-commits must be at least 1")

@@ -23,6 +23,7 @@ from bench.harness import (
     repo_create,
     say,
     start_web,
+    user_token,
 )
 from bench.harness.history import Buffered, HistoryGenerator, default_branch, fast_import, generate
 
@@ -68,11 +69,7 @@ def setup_hostsite(tmp: Path, master: Path, git: Git) -> dict:
     env["BUNDLE_DELETE_GRACE_HOURS"] = "24"
     say("hostsite: migrate, user, token, repo create bench/big --import (may take a while)")
     manage(env, "migrate", "--noinput")
-    manage(env, "user", "create", "bench")
-    token = manage(env, "token", "create", "bench", "--scope", "write").strip()
-    if not token:
-        raise SetupError("manage.py token create printed no token")
-    git.secrets.append(token)
+    token = user_token(env, git, "bench")
     t0 = time.monotonic()
     repo_dir = repo_create(env, "bench/big", "--import", str(master))
     import_s = time.monotonic() - t0

@@ -10,7 +10,7 @@ Run from the project root with the project's virtualenv:
 
 What it does, all on loopback under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator; --commits, default
+1. Generates a history with `git fast-import` (bench.harness.history's generator; --commits, default
    80,000, about git/git's), or mirrors --repo, and imports it as bench/big; repacks it with a
    bitmap and a commit-graph, as repos/maintenance.py leaves a repository.
 2. Writes --users x --refs-per-user workspace refs (default 10,000 x 10) straight into it, each
@@ -49,6 +49,7 @@ from bench.harness import (
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -293,9 +294,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--contributors", type=int, default=20, help="users who push drafts (default 20)")
     p.add_argument("--drafts-per-user", type=int, default=5, help="draft refs per contributor (default 5)")
     p.add_argument("--untouched", type=int, default=10, help="drafts left unlanded (default 10)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         args.untouched >= args.contributors * args.drafts_per_user

@@ -8,9 +8,9 @@ setup failed. Run from the project root with the project's virtualenv:
     .venv/bin/python -m bench.importing --repo /path/to/repo.git   # mirror an existing repository
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it, whose helpers this script imports):
+bench.smart_http starts it, with bench.harness):
 
-1. Generates a deterministic history with `git fast-import` (bench/bundles.py's generator:
+1. Generates a deterministic history with `git fast-import` (bench.harness.history's generator:
    text files edited a few lines per commit, an annotated tag every 500 commits), repacked with
    `repack -adf` as gc leaves a repository, or mirrors --repo.
 2. Starts hostsite with a private VAR_DIR (SQLite, filesystem broker): gunicorn, as `make run`
@@ -50,6 +50,7 @@ from bench.harness import (
     Git,
     MeasureError,
     Processes,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -63,6 +64,7 @@ from bench.harness import (
     say,
     start_web,
     start_worker,
+    user_token,
     verdict,
 )
 from bench.harness.repository import pack_bytes
@@ -103,9 +105,7 @@ def start_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
     env["BUNDLE_DEBOUNCE_SECONDS"] = "0"
     say("hostsite: migrate, user, token, repo create bench/source --import")
     manage(env, "migrate", "--noinput")
-    manage(env, "user", "create", "bench")
-    token = manage(env, "token", "create", "bench", "--scope", "write").strip()
-    git.secrets.append(token)
+    token = user_token(env, git, "bench")
     manage(env, "repo", "create", "bench/source", "--import", str(master))
     say("hostsite: start gunicorn and one Celery worker")
     start_web(procs, env, port, name="web")
@@ -306,9 +306,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=20240601, help="seed of the generated history")
     p.add_argument("--poll", type=float, default=1.0, help="seconds between polls of the import's state")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.rounds < 1 or args.commits < 1:
         p.error("--rounds and --commits must be at least 1")

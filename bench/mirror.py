@@ -9,7 +9,7 @@ Run from the project root with the project's virtualenv:
 
 What it does, all on loopback under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator; --commits, default
+1. Generates a history with `git fast-import` (bench.harness.history's generator; --commits, default
    100,000), or mirrors --repo.
 2. Starts hostsite (gunicorn, as `make run` does, with a private VAR_DIR and SQLite) and a
    driver process that boots Django once, as a Celery worker does. The driver creates the
@@ -49,6 +49,7 @@ from bench.harness import (
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -293,9 +294,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--commits", type=int, default=100_000, help="generated commits (default 100000)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--reps", type=int, default=9, help="rounds of one commit + sync (default 9)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.commits < 2 or args.reps < 1:
         p.error("need at least 2 commits and 1 round")

@@ -10,7 +10,7 @@ project root with the project's virtualenv:
 
 What it does, under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator: source-like text
+1. Generates a history with `git fast-import` (bench.harness.history's generator: source-like text
    files, a few lines edited per commit) or mirrors --repo.
 2. Writes the "badly packed source": the same objects repacked with `--window=0`, no deltas at
    all, as a host that never runs a delta search serves them.
@@ -40,6 +40,7 @@ from pathlib import Path
 from bench.harness import (
     GIT,
     Git,
+    add_run_options,
     client_env,
     history,
     hostsite_env,
@@ -180,9 +181,7 @@ def main(argv=None) -> int:
     parser.add_argument("--windows", type=lambda s: [int(x) for x in s.split(",")], default=[10, 50, 250])
     parser.add_argument("--depths", type=lambda s: [int(x) for x in s.split(",")], default=[20, 50])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--tmpdir", default=None)
+    add_run_options(parser)
     args = parser.parse_args(argv)
 
     def run_and_print(tmp, procs):

@@ -11,7 +11,7 @@ Run from the project root with the project's virtualenv:
 What it does, under one temporary directory:
 
 1. Creates hostsite's repository bench/big with `manage.py repo create` and writes the history
-   straight into it: generated with `git fast-import` (bench/bundles.py's generator, --commits,
+   straight into it: generated with `git fast-import` (bench.harness.history's generator, --commits,
    default 200,000), or fetched from --repo (a fetch runs no receive hooks). Writes a
    commit-graph, as repos/maintenance.py leaves a repository.
 2. Writes --heads workspace heads (default 1,000) holding --drafts draft commits in all
@@ -54,6 +54,7 @@ from bench.harness import (
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -326,9 +327,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--deepest", type=int, default=50_000, help="deepest base below main's tip (default 50000)"
     )
     p.add_argument("--rounds", type=int, default=5, help="cold samples (default 5; 4 warm each)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if min(args.commits, args.heads, args.rounds, args.deepest) < 1 or args.drafts < args.heads:
         p.error("need positive counts and at least one draft per head")

@@ -49,6 +49,7 @@ from bench.harness import (
     MeasureError,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -61,6 +62,7 @@ from bench.harness import (
     say,
     start_web,
     time_runs,
+    user_token,
 )
 from bench.harness.baselines import Server, ensure_debian_packages, setup_daemon, setup_nginx
 from bench.harness.repository import (
@@ -81,11 +83,7 @@ def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> tuple
     env = hostsite_env(var_dir, port)
     say("hostsite: migrate, user, token, repo create --import")
     manage(env, "migrate", "--noinput")
-    manage(env, "user", "create", "bench")
-    token = manage(env, "token", "create", "bench", "--scope", "write").strip()
-    if not token:
-        raise SetupError("manage.py token create printed no token")
-    git.secrets.append(token)
+    token = user_token(env, git, "bench")
     repo_dir = repo_create(env, "bench/big", "--import", str(master))
     install_packs(master, repo_dir)
     say("hostsite: start gunicorn")
@@ -210,12 +208,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20240601, help="seed of the generated repository")
     p.add_argument("--hook-runs", type=int, default=50, help="runs of each hook (default 50)")
     p.add_argument("--django-runs", type=int, default=10, help="runs of django.setup() (default 10)")
-    p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--no-install", action="store_true", help="never apt-get install nginx/fcgiwrap")
     p.add_argument("--no-nginx", action="store_true", help="skip the nginx + http-backend baseline")
     p.add_argument("--no-daemon", action="store_true", help="skip the git daemon baseline")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.rounds < 1 or args.reps < 1 or args.hook_runs < 1 or args.django_runs < 1:
         p.error("--rounds, --reps, --hook-runs and --django-runs must be at least 1")

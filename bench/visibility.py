@@ -9,7 +9,7 @@ setup failed. Run from the project root with the project's virtualenv:
     .venv/bin/python -m bench.visibility --commits 2000 --users 200 --rounds 3   # a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it; helpers come from it and from bench/workspaces.py):
+bench.smart_http starts it, with bench.harness):
 
 1. Generates a history (`--commits`) and imports it twice, as `bench/moderated` and
    `bench/plain`; writes `--users` x 5 workspace refs into both (update-ref --stdin, then
@@ -58,6 +58,7 @@ from bench.harness import (
     MeasureError,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -69,6 +70,7 @@ from bench.harness import (
     run_benchmark,
     say,
     start_web,
+    user_token,
 )
 from bench.harness.refs import populate_workspaces
 from bench.harness.repository import Pusher, generate_repository
@@ -88,13 +90,7 @@ def setup_hostsite(tmp: Path, master: Path, git: Git) -> dict:
     env = hostsite_env(var_dir, port)
     say("hostsite: migrate, users and write tokens, staff user, repo create bench/moderated and bench/plain")
     manage(env, "migrate", "--noinput")
-    tokens = {}
-    for user in USERS:
-        manage(env, "user", "create", user)
-        tokens[user] = manage(env, "token", "create", user, "--scope", "write").strip()
-        if not tokens[user]:
-            raise SetupError("manage.py token create printed no token")
-        git.secrets.append(tokens[user])
+    tokens = {user: user_token(env, git, user) for user in USERS}
     manage(env, "user", "create", "moderator", "--staff")
     dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master))
             for key in REPOS}  # fmt: skip
@@ -252,9 +248,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=10, help="interleaved rounds (default 10)")
     p.add_argument("--hook-runs", type=int, default=30, help="runs of each hook case (default 30)")
     p.add_argument("--closure-runs", type=int, default=5, help="in-process closure computations (default 5)")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         min(args.commits, args.users, args.mallory_commits, args.rounds, args.hook_runs, args.closure_runs)

@@ -8,7 +8,7 @@ setup failed. Run from the project root with the project's virtualenv:
     .venv/bin/python -m bench.workspaces --users 1000     # a smaller repository, for a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it, whose helpers this script imports):
+bench.smart_http starts it, with bench.harness):
 
 1. Generates a small repository (300 commits) and imports it into hostsite twice, as `bench/ws`
    and `bench/plain`. The owner `bench` is admin of both; `carol` has a write token and no
@@ -54,6 +54,7 @@ from bench.harness import (
     MeasureError,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
@@ -65,6 +66,7 @@ from bench.harness import (
     run_benchmark,
     say,
     start_web,
+    user_token,
 )
 from bench.harness.refs import populate_workspaces
 from bench.harness.repository import Pusher, generate_repository
@@ -81,14 +83,7 @@ def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
     env = hostsite_env(var_dir, port)
     say("hostsite: migrate, users bench and carol, write tokens, repo create bench/ws and bench/plain")
     manage(env, "migrate", "--noinput")
-    tokens = {}
-    for user in ("bench", "carol"):
-        manage(env, "user", "create", user)
-        token = manage(env, "token", "create", user, "--scope", "write").strip()
-        if not token:
-            raise SetupError("manage.py token create printed no token")
-        git.secrets.append(token)
-        tokens[user] = token
+    tokens = {user: user_token(env, git, user) for user in ("bench", "carol")}
     dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master)) for key in REPOS}
     return {"env": env, "port": port, "var_dir": var_dir, "tokens": tokens, "dirs": dirs,
             "hooks_dir": dirs["ws"].parent.parent / ".hooks"}  # fmt: skip
@@ -230,9 +225,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--step-runs", type=int, default=15, help="runs of each server-side git step (default 15)")
     p.add_argument("--no-nameless", action="store_true", help="skip the refs/for/main pushes")
     p.add_argument("--no-admin-push", action="store_true", help="skip the admin's (unhidden) pushes")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         min(

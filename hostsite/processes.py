@@ -46,6 +46,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def web_argv(python: str, base_dir: Path) -> list[str]:
+    """The web server as `make run` starts it (gunicorn with the project's config)."""
+    return [
+        python,
+        "-m",
+        "gunicorn",
+        "-c",
+        str(base_dir / "hostsite" / "gunicorn_conf.py"),
+        "hostsite.wsgi:application",
+    ]
+
+
+def celery_argv(python: str, command: str, *options: str) -> list[str]:
+    """A Celery `worker` or `beat` of the hostsite app, logging at INFO."""
+    return [python, "-m", "celery", "-A", "hostsite", command, "--loglevel", "INFO", *options]
+
+
 def how_it_ended(code: int) -> str:
     if code < 0:
         with contextlib.suppress(ValueError):

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hostsite.processes import StartupError, Supervisor, wait_for_http
+from hostsite.processes import StartupError, Supervisor, celery_argv, wait_for_http, web_argv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -67,51 +67,14 @@ def main() -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        sup.start(
-            "web",
-            [
-                PY,
-                "-m",
-                "gunicorn",
-                "-c",
-                str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                "hostsite.wsgi:application",
-            ],
-        )
+        sup.start("web", web_argv(PY, BASE_DIR))
+        concurrency = env.get("CELERY_CONCURRENCY", "2")
         sup.start(
             "worker",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "hostsite",
-                "worker",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                env.get("CELERY_CONCURRENCY", "2"),
-                "--hostname",
-                f"worker-{os.getpid()}@%h",
-            ],
+            celery_argv(PY, "worker", "--concurrency", concurrency, "--hostname", f"worker-{os.getpid()}@%h"),
         )
-        sup.start(
-            "beat",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "hostsite",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(var_dir / "celerybeat-schedule"),
-                "--pidfile",
-                "",
-            ],
-        )
+        schedule = str(var_dir / "celerybeat-schedule")
+        sup.start("beat", celery_argv(PY, "beat", "--schedule", schedule, "--pidfile", ""))
         host = env.get("HOST", "127.0.0.1")
         port = env.get("PORT", "8000")
         url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"

@@ -73,19 +73,7 @@ class ManagedProcess(processes.Child):
 
 def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2", "ACCESS_LOG": "0"}
-    web = ManagedProcess(
-        "web",
-        [
-            PY,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-            "hostsite.wsgi:application",
-        ],
-        env,
-        log_dir,
-    )
+    web = ManagedProcess("web", processes.web_argv(PY, BASE_DIR), env, log_dir)
     try:
         processes.wait_for_http(f"http://127.0.0.1:{port}/", watch=[web])
     except StartupError:
@@ -95,29 +83,9 @@ def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
 
 
 def start_worker(env: dict[str, str], log_dir: Path, *, queue: str) -> ManagedProcess:
-    worker = ManagedProcess(
-        "worker",
-        [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "hostsite",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--queues",
-            queue,
-            "--hostname",
-            f"test-{os.getpid()}@%h",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        env,
-        log_dir,
-    )
+    options = ["--concurrency", "1", "--queues", queue, "--hostname", f"test-{os.getpid()}@%h"]
+    argv = processes.celery_argv(PY, "worker", *options, "--without-mingle", "--without-gossip")
+    worker = ManagedProcess("worker", argv, env, log_dir)
     try:
         processes.wait_for_log(worker, "ready.", timeout=60)
     except StartupError:

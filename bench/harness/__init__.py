@@ -18,8 +18,9 @@ from bench.harness.common import (
     manage,
     repo_create,
     say,
+    user_token,
 )
-from bench.harness.frame import run_benchmark
+from bench.harness.frame import add_run_options, run_benchmark
 from bench.harness.procs import Processes, free_port, start_web, start_worker, wait_for_http, wait_for_port
 from bench.harness.stats import fmt, med, paired, pct, ratio, spread, summarize, time_runs, verdict
 
@@ -33,6 +34,7 @@ __all__ = [
     "MeasureError",
     "Processes",
     "SetupError",
+    "add_run_options",
     "base_env",
     "client_env",
     "fmt",
@@ -52,6 +54,7 @@ __all__ = [
     "start_worker",
     "summarize",
     "time_runs",
+    "user_token",
     "verdict",
     "wait_for_http",
     "wait_for_port",

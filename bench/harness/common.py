@@ -139,6 +139,16 @@ def manage(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
     return proc.stdout
 
 
+def user_token(env: dict[str, str], git: Git, user: str) -> str:
+    """A new user with a write token; the token is redacted from git's errors."""
+    manage(env, "user", "create", user)
+    token = manage(env, "token", "create", user, "--scope", "write").strip()
+    if not token:
+        raise SetupError("manage.py token create printed no token")
+    git.secrets.append(token)
+    return token
+
+
 def repo_create(env: dict[str, str], name: str, *args: str) -> Path:
     """`manage.py repo create <name> <args>`; the repository's directory on disk."""
     out = manage(env, "repo", "create", name, *args)

@@ -3,6 +3,7 @@ report, and a cleanup that Ctrl-C, SIGTERM or a setup failure cannot skip."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import signal
@@ -52,3 +53,10 @@ def run_benchmark(script: str, prefix: str, args, run_fn) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     return status
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """--json, --tmpdir and --keep: what run_benchmark reads."""
+    p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")

@@ -12,14 +12,7 @@ from hostsite.processes import Child, StartupError, free_port
 
 __all__ = ["Processes", "free_port", "start_web", "start_worker", "wait_for_http", "wait_for_port"]
 
-GUNICORN = [
-    PY,
-    "-m",
-    "gunicorn",
-    "-c",
-    str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
-    "hostsite.wsgi:application",
-]
+GUNICORN = processes.web_argv(PY, BASE_DIR)
 
 
 class Processes:
@@ -84,8 +77,7 @@ def start_worker(
     procs: Processes, env: dict[str, str], *, name: str = "worker", timeout: float = 60.0
 ) -> Child:
     """One Celery worker (concurrency 1, no mingle or gossip), once it has logged "ready."."""
-    argv = [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO", "--concurrency", "1",
-            "--without-mingle", "--without-gossip"]  # fmt: skip
+    argv = processes.celery_argv(PY, "worker", "--concurrency", "1", "--without-mingle", "--without-gossip")
     child = procs.start(name, argv, env=env, cwd=BASE_DIR)
     try:
         processes.wait_for_log(child, "ready.", timeout=timeout)
