@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.harness.common import SetupError, say
@@ -16,14 +17,15 @@ from bench.harness.procs import Processes
 from hostsite.processes import StartupError
 
 
-def _on_sigterm(signum, frame):
+def _on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def run_benchmark(script: str, prefix: str, args, run_fn) -> int:
-    """The frame every benchmark here shares: a temporary directory, the processes it starts,
-    the JSON report, and a cleanup that Ctrl-C, SIGTERM or a setup failure cannot skip.
-    `run_fn(tmp, procs)` returns the report; `script` names it in the messages."""
+def run_benchmark(
+    script: str, prefix: str, args: argparse.Namespace, run_fn: Callable[[Path, Processes], dict]
+) -> int:
+    """Run `run_fn(tmp, procs)`, which returns the report; `script` names the benchmark in
+    the messages. Exit status 1 when the setup failed, 130 when interrupted."""
     # Ctrl-C and SIGTERM both end in the cleanup below, even if SIGINT was ignored when we
     # started (a background job of a non-interactive shell).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -41,10 +41,8 @@ class Processes:
         return child
 
     def log_tail(self, name: str, limit: int = 4000) -> str:
-        try:
-            return (self.log_dir / f"{name}.log").read_text(errors="replace")[-limit:]
-        except OSError:
-            return ""
+        child = next((c for c in reversed(self.children) if c.name == name), None)
+        return child.log(limit) if child else ""
 
     def stop_all(self) -> None:
         # The whole group of each: nginx, fcgiwrap and git daemon fork workers of their own.
