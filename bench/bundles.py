@@ -312,7 +312,7 @@ _T0 = time.monotonic()
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
-    def run_fn(tmp, procs):
+    def run_fn(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         with contextlib.ExitStack() as stack:
             return run(args, tmp, procs, stack)
 

@@ -314,10 +314,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench.importing", "hostsite-bench-importing-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.importing", "hostsite-bench-importing-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -302,10 +302,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench.mirror", "hostsite-bench-mirror-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.mirror", "hostsite-bench-mirror-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

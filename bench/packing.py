@@ -184,12 +184,12 @@ def main(argv=None) -> int:
     add_run_options(parser)
     args = parser.parse_args(argv)
 
-    def run_and_print(tmp, procs):
+    def run_and_print(args: argparse.Namespace, tmp: Path, procs) -> dict:
         report = run(args, tmp, procs)
         print_report(report)
         return report
 
-    return run_benchmark("packing", "hostsite-bench-packing-", args, run_and_print)
+    return run_benchmark("bench.packing", "hostsite-bench-packing-", args, run_and_print)
 
 
 if __name__ == "__main__":

@@ -362,10 +362,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench.smart_http", "hostsite-bench-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.smart_http", "hostsite-bench-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

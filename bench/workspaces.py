@@ -312,10 +312,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench.workspaces", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.workspaces", "hostsite-bench-ws-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,12 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def run_benchmark(
-    script: str, prefix: str, args: argparse.Namespace, run_fn: Callable[[Path, Processes], dict]
+    script: str,
+    prefix: str,
+    args: argparse.Namespace,
+    run_fn: Callable[[argparse.Namespace, Path, Processes], dict],
 ) -> int:
-    """Run `run_fn(tmp, procs)`, which returns the report; `script` names the benchmark in
+    """Run `run_fn(args, tmp, procs)`, which returns the report; `script` names the benchmark in
     the messages. Exit status 1 when the setup failed, 130 when interrupted."""
     # Ctrl-C and SIGTERM both end in the cleanup below, even if SIGINT was ignored when we
     # started (a background job of a non-interactive shell).
@@ -36,7 +39,7 @@ def run_benchmark(
     procs = Processes(logs)
     status = 0
     try:
-        report = run_fn(tmp, procs)
+        report = run_fn(args, tmp, procs)
         if args.json:
             args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
             say(f"wrote {args.json}")
