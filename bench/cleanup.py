@@ -4,13 +4,13 @@ in a repository with 100,000 workspace refs and a history the size of git/git.
 A benchmark, not a test: it prints a table and PASS/MISS, and exits 0 unless the setup failed.
 Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/cleanup.py                       # 80,000 commits, 100,000 refs
-    .venv/bin/python bench/cleanup.py --commits 20000 --users 1000   # a quick look
-    .venv/bin/python bench/cleanup.py --repo /path/to/git.git        # a real history
+    .venv/bin/python -m bench.cleanup                       # 80,000 commits, 100,000 refs
+    .venv/bin/python -m bench.cleanup --commits 20000 --users 1000   # a quick look
+    .venv/bin/python -m bench.cleanup --repo /path/to/git.git        # a real history
 
 What it does, all on loopback under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator; --commits, default
+1. Generates a history with `git fast-import` (bench.harness.history's generator; --commits, default
    80,000, about git/git's), or mirrors --repo, and imports it as bench/big; repacks it with a
    bitmap and a commit-graph, as repos/maintenance.py leaves a repository.
 2. Writes --users x --refs-per-user workspace refs (default 10,000 x 10) straight into it, each
@@ -43,24 +43,25 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     BASE_DIR,
     PY,
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
+    history,
     hostsite_env,
     hostsite_revision,
     manage,
     run_benchmark,
     say,
-    sibling_module,
+    start_web,
+    start_worker,
     verdict,
-    wait_for_http,
 )
 
 TARGET_S = 2.0
@@ -140,7 +141,6 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{args.repo} (mirrored)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import (seed {args.seed})")
-        history = sibling_module("bundles")
         history.generate(master, git, history.HistoryGenerator(args.seed), args.commits)
         git.run("--git-dir", str(master), "repack", "-a", "-d", "-q")
         meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits)"
@@ -166,17 +166,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     git.run("--git-dir", str(repo_dir), "commit-graph", "write", "--reachable")
 
     say(f"hostsite: gunicorn on 127.0.0.1:{port} and a Celery worker")
-    web = procs.start("hostsite", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                                   "hostsite.wsgi:application"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
-    worker_log = tmp / "logs" / "worker.log"
-    procs.start("worker", [PY, "-m", "celery", "-A", "hostsite", "worker", "--loglevel", "INFO", "--concurrency",
-                           "1", "--without-mingle", "--without-gossip"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_until(
-        lambda: "ready." in worker_log.read_text(errors="replace") if worker_log.exists() else False,
-        120,
-        "the Celery worker",
-    )
+    start_web(procs, env, port)
+    worker_log = start_worker(procs, env, timeout=120).log_path
 
     def url(user: str, token: str) -> str:
         return f"http://{user}:{token}@127.0.0.1:{port}/bench/big.git"
@@ -303,9 +294,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--contributors", type=int, default=20, help="users who push drafts (default 20)")
     p.add_argument("--drafts-per-user", type=int, default=5, help="draft refs per contributor (default 5)")
     p.add_argument("--untouched", type=int, default=10, help="drafts left unlanded (default 10)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         args.untouched >= args.contributors * args.drafts_per_user
@@ -316,10 +305,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/cleanup.py", "hostsite-bench-cleanup-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.cleanup", "hostsite-bench-cleanup-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -3,14 +3,14 @@
 A benchmark, not a test: it prints a table and PASS/MISS for the target, and exits 0 unless the
 setup failed. Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/importing.py                   # generated 20,000-commit history, 3 rounds
-    .venv/bin/python bench/importing.py --rounds 5 --json /tmp/importing.json
-    .venv/bin/python bench/importing.py --repo /path/to/repo.git   # mirror an existing repository
+    .venv/bin/python -m bench.importing                   # generated 20,000-commit history, 3 rounds
+    .venv/bin/python -m bench.importing --rounds 5 --json /tmp/importing.json
+    .venv/bin/python -m bench.importing --repo /path/to/repo.git   # mirror an existing repository
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it, whose helpers this script imports):
+bench.smart_http starts it, with bench.harness):
 
-1. Generates a deterministic history with `git fast-import` (bench/bundles.py's generator:
+1. Generates a deterministic history with `git fast-import` (bench.harness.history's generator:
    text files edited a few lines per commit, an annotated tag every 500 commits), repacked with
    `repack -adf` as gc leaves a repository, or mirrors --repo.
 2. Starts hostsite with a private VAR_DIR (SQLite, filesystem broker): gunicorn, as `make run`
@@ -46,29 +46,28 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
-    BASE_DIR,
-    PY,
+from bench.harness import (
     Git,
     MeasureError,
     Processes,
-    SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
+    history,
     hostsite_env,
     hostsite_revision,
     manage,
     med,
-    pack_bytes,
     paired,
     run_benchmark,
     say,
-    sibling_module,
+    start_web,
+    start_worker,
+    user_token,
     verdict,
-    wait_for_http,
 )
+from bench.harness.repository import pack_bytes
 
 MIB = 1024 * 1024
 RATIO_TARGET = 0.8
@@ -77,7 +76,6 @@ _T0 = time.monotonic()
 
 
 def setup_source(args, tmp: Path, git: Git, meta: dict) -> Path:
-    bundles = sibling_module("bundles")
     master = tmp / "master.git"
     t0 = time.monotonic()
     if args.repo:
@@ -86,7 +84,7 @@ def setup_source(args, tmp: Path, git: Git, meta: dict) -> Path:
         meta["repository"] = f"{args.repo} (mirrored)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import (seed {args.seed})")
-        bundles.generate(master, git, bundles.HistoryGenerator(args.seed), args.commits)
+        history.generate(master, git, history.HistoryGenerator(args.seed), args.commits)
         git.run("--git-dir", str(master), "repack", "-a", "-d", "-f", "-q")
         meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits, tag every 500)"
     meta["generate_s"] = round(time.monotonic() - t0, 1)
@@ -107,52 +105,11 @@ def start_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
     env["BUNDLE_DEBOUNCE_SECONDS"] = "0"
     say("hostsite: migrate, user, token, repo create bench/source --import")
     manage(env, "migrate", "--noinput")
-    manage(env, "user", "create", "bench")
-    token = manage(env, "token", "create", "bench", "--scope", "write").strip()
-    git.secrets.append(token)
+    token = user_token(env, git, "bench")
     manage(env, "repo", "create", "bench/source", "--import", str(master))
     say("hostsite: start gunicorn and one Celery worker")
-    web = procs.start(
-        "web",
-        [
-            PY,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
-            "hostsite.wsgi:application",
-        ],
-        env=env,
-        cwd=BASE_DIR,
-    )
-    procs.start(
-        "worker",
-        [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "hostsite",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        env=env,
-        cwd=BASE_DIR,
-    )
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
-    except SetupError as exc:
-        raise SetupError(f"{exc}\n{procs.log_tail('web')}") from None
-    deadline = time.monotonic() + 60
-    while "ready." not in procs.log_tail("worker", 100_000):
-        if time.monotonic() > deadline:
-            raise SetupError(f"the Celery worker did not start:\n{procs.log_tail('worker')}")
-        time.sleep(0.2)
+    start_web(procs, env, port, name="web")
+    start_worker(procs, env)
     return {"env": env, "port": port, "token": token, "base": f"http://127.0.0.1:{port}"}
 
 
@@ -349,9 +306,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=20240601, help="seed of the generated history")
     p.add_argument("--poll", type=float, default=1.0, help="seconds between polls of the import's state")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.rounds < 1 or args.commits < 1:
         p.error("--rounds and --commits must be at least 1")
@@ -359,10 +314,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/importing.py", "hostsite-bench-importing-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.importing", "hostsite-bench-importing-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

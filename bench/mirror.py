@@ -3,13 +3,13 @@
 A benchmark, not a test: it prints a table and PASS/MISS, and exits 0 unless the setup failed.
 Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/mirror.py                        # 100,000 commits, 9 rounds
-    .venv/bin/python bench/mirror.py --commits 5000 --reps 3   # a quick look
-    .venv/bin/python bench/mirror.py --repo /path/to/git.git  # a real history
+    .venv/bin/python -m bench.mirror                        # 100,000 commits, 9 rounds
+    .venv/bin/python -m bench.mirror --commits 5000 --reps 3   # a quick look
+    .venv/bin/python -m bench.mirror --repo /path/to/git.git  # a real history
 
 What it does, all on loopback under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator; --commits, default
+1. Generates a history with `git fast-import` (bench.harness.history's generator; --commits, default
    100,000), or mirrors --repo.
 2. Starts hostsite (gunicorn, as `make run` does, with a private VAR_DIR and SQLite) and a
    driver process that boots Django once, as a Celery worker does. The driver creates the
@@ -39,29 +39,28 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     BASE_DIR,
     PY,
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
+    history,
     hostsite_env,
     hostsite_revision,
     manage,
     run_benchmark,
     say,
-    sibling_module,
+    start_web,
     verdict,
-    wait_for_http,
 )
 
 TARGET_S = 2.0
@@ -149,18 +148,8 @@ for line in sys.stdin:
 
 class Driver:
     def __init__(self, env: dict[str, str], procs: Processes):
-        log = open(procs.log_dir / "driver.log", "ab")  # noqa: SIM115 - lives as long as the driver
-        self.proc = subprocess.Popen(
-            [PY, "-c", DRIVER],
-            env=env,
-            cwd=BASE_DIR,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,
-        )
-        procs.children.append(("driver", self.proc, log))
+        # A line protocol on stdin/stdout; its stderr goes to logs/driver.log.
+        self.proc = procs.start("driver", [PY, "-c", DRIVER], env=env, cwd=BASE_DIR, pipes=True).proc
 
     def ask(self, op: str, **kwargs) -> dict:
         self.proc.stdin.write(json.dumps({"op": op, **kwargs}) + "\n")
@@ -190,7 +179,6 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{args.repo} (mirrored)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import (seed {args.seed})")
-        history = sibling_module("bundles")
         history.generate(master, git, history.HistoryGenerator(args.seed), args.commits)
         git.run("--git-dir", str(master), "repack", "-a", "-d", "-q")
         meta["repository"] = f"generated (seed {args.seed}, {args.commits:,} commits)"
@@ -207,9 +195,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     git.secrets.append(setup["token"])
 
     say(f"hostsite: gunicorn on 127.0.0.1:{port}")
-    web = procs.start("hostsite", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                                   "hostsite.wsgi:application"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
+    start_web(procs, env, port)
 
     say("first sync: the whole history over HTTP")
     first = driver.ask("sync")
@@ -308,9 +294,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--commits", type=int, default=100_000, help="generated commits (default 100000)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--reps", type=int, default=9, help="rounds of one commit + sync (default 9)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if args.commits < 2 or args.reps < 1:
         p.error("need at least 2 commits and 1 round")
@@ -318,10 +302,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/mirror.py", "hostsite-bench-mirror-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.mirror", "hostsite-bench-mirror-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

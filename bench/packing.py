@@ -4,13 +4,13 @@ saves against keeping a badly packed source's pack.
 A benchmark, not a test: it prints a table and exits 0 unless the setup failed. Run from the
 project root with the project's virtualenv:
 
-    .venv/bin/python bench/packing.py                      # 40,000 generated commits
-    .venv/bin/python bench/packing.py --commits 10000      # a quick look
-    .venv/bin/python bench/packing.py --repo /path/to/git.git
+    .venv/bin/python -m bench.packing                      # 40,000 generated commits
+    .venv/bin/python -m bench.packing --commits 10000      # a quick look
+    .venv/bin/python -m bench.packing --repo /path/to/git.git
 
 What it does, under one temporary directory:
 
-1. Generates a history with `git fast-import` (bench/bundles.py's generator: source-like text
+1. Generates a history with `git fast-import` (bench.harness.history's generator: source-like text
    files, a few lines edited per commit) or mirrors --repo.
 2. Writes the "badly packed source": the same objects repacked with `--window=0`, no deltas at
    all, as a host that never runs a delta search serves them.
@@ -37,19 +37,17 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     GIT,
     Git,
+    add_run_options,
     client_env,
+    history,
     hostsite_env,
     manage,
     run_benchmark,
     say,
-    sibling_module,
 )
-
-history = sibling_module("bundles")
 
 
 def pack_size(repo: Path) -> int:
@@ -183,17 +181,15 @@ def main(argv=None) -> int:
     parser.add_argument("--windows", type=lambda s: [int(x) for x in s.split(",")], default=[10, 50, 250])
     parser.add_argument("--depths", type=lambda s: [int(x) for x in s.split(",")], default=[20, 50])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--tmpdir", default=None)
+    add_run_options(parser)
     args = parser.parse_args(argv)
 
-    def run_and_print(tmp, procs):
+    def run_and_print(args: argparse.Namespace, tmp: Path, procs) -> dict:
         report = run(args, tmp, procs)
         print_report(report)
         return report
 
-    return run_benchmark("packing", "hostsite-bench-packing-", args, run_and_print)
+    return run_benchmark("bench.packing", "hostsite-bench-packing-", args, run_and_print)
 
 
 if __name__ == "__main__":

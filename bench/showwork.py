@@ -4,14 +4,14 @@ with 1,000 workspace heads and 5,000 draft commits, cold (graph cache cleared) a
 A benchmark, not a test: it prints figures and PASS/MISS, and exits 0 unless the setup failed.
 Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/showwork.py                          # 200,000 generated commits
-    .venv/bin/python bench/showwork.py --commits 20000          # a quick look
-    .venv/bin/python bench/showwork.py --repo /path/to/git.git  # a real history
+    .venv/bin/python -m bench.showwork                          # 200,000 generated commits
+    .venv/bin/python -m bench.showwork --commits 20000          # a quick look
+    .venv/bin/python -m bench.showwork --repo /path/to/git.git  # a real history
 
 What it does, under one temporary directory:
 
 1. Creates hostsite's repository bench/big with `manage.py repo create` and writes the history
-   straight into it: generated with `git fast-import` (bench/bundles.py's generator, --commits,
+   straight into it: generated with `git fast-import` (bench.harness.history's generator, --commits,
    default 200,000), or fetched from --repo (a fetch runs no receive hooks). Writes a
    commit-graph, as repos/maintenance.py leaves a repository.
 2. Writes --heads workspace heads (default 1,000) holding --drafts draft commits in all
@@ -48,24 +48,24 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
+from bench.harness import (
     BASE_DIR,
     PY,
     Git,
     Processes,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
+    history,
     hostsite_env,
     hostsite_revision,
     manage,
     run_benchmark,
     say,
-    sibling_module,
+    start_web,
     verdict,
-    wait_for_http,
 )
 
 COLD_TARGET_MS = 300.0
@@ -233,14 +233,13 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         meta["repository"] = f"{source} (fetched)"
     else:
         say(f"generating {args.commits:,} commits with git fast-import into bench/big (seed {args.seed})")
-        history = sibling_module("bundles")
         gen = history.HistoryGenerator(args.seed)
         # The generator's clock starts in 2017 and runs ~62 min a commit: 200,000 commits end in
         # 2041, after the drafts, which a date-ordered walk pays for. End the history today.
         gen.ts = int(time.time()) - args.commits * 3750 - 2 * 86400
 
         def writer(stream):
-            buffered = history._Buffered(stream)
+            buffered = history.Buffered(stream)
             gen.stream(buffered, args.commits, ref="refs/heads/main")
             buffered.flush()
 
@@ -276,9 +275,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     server = json.loads(child.stdout.strip().splitlines()[-1])
 
     say(f"the same GETs through gunicorn on 127.0.0.1:{port}")
-    web = procs.start("hostsite", [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-                                   "hostsite.wsgi:application"], env=env, cwd=BASE_DIR)  # fmt: skip
-    wait_for_http(f"http://127.0.0.1:{port}/", web, "hostsite")
+    start_web(procs, env, port)
     http = http_samples(port, var_dir, url, args.rounds)
 
     meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
@@ -330,9 +327,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--deepest", type=int, default=50_000, help="deepest base below main's tip (default 50000)"
     )
     p.add_argument("--rounds", type=int, default=5, help="cold samples (default 5; 4 warm each)")
-    p.add_argument("--json", type=Path)
-    p.add_argument("--tmpdir", type=Path)
-    p.add_argument("--keep", action="store_true")
+    add_run_options(p)
     args = p.parse_args(argv)
     if min(args.commits, args.heads, args.rounds, args.deepest) < 1 or args.drafts < args.heads:
         p.error("need positive counts and at least one draft per head")
@@ -340,10 +335,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/showwork.py", "hostsite-bench-showwork-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.showwork", "hostsite-bench-showwork-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,12 @@ hidden workspace against the same repository with nothing moderated.
 A benchmark, not a test: it prints a table and PASS/MISS per target, and exits 0 unless the
 setup failed. Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/visibility.py                  # 20,000 commits, 2,000 x 5 refs, 10 rounds
-    .venv/bin/python bench/visibility.py --rounds 5 --json /tmp/visibility.json
-    .venv/bin/python bench/visibility.py --commits 2000 --users 200 --rounds 3   # a quick look
+    .venv/bin/python -m bench.visibility                  # 20,000 commits, 2,000 x 5 refs, 10 rounds
+    .venv/bin/python -m bench.visibility --rounds 5 --json /tmp/visibility.json
+    .venv/bin/python -m bench.visibility --commits 2000 --users 200 --rounds 3   # a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it; helpers come from it and from bench/workspaces.py):
+bench.smart_http starts it, with bench.harness):
 
 1. Generates a history (`--commits`) and imports it twice, as `bench/moderated` and
    `bench/plain`; writes `--users` x 5 workspace refs into both (update-ref --stdin, then
@@ -45,48 +45,39 @@ across runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
-    GIT,
-    PY,
-    ZERO_OID,
+from bench.harness import (
     Git,
     MeasureError,
     Processes,
-    Pusher,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
-    generate_repository,
     hostsite_env,
     hostsite_revision,
     manage,
     med,
+    repo_create,
     run_benchmark,
     say,
-    sibling_module,
-    time_runs,
-    verdict,
+    start_web,
+    user_token,
 )
+from bench.harness.refs import populate_workspaces
+from bench.harness.repository import Pusher, generate_repository
+from bench.visibility_report import REPOS, build_targets, print_report
+from bench.visibility_steps import check_rule, fetch_by_id, get_page, measure_closure, measure_hooks, url_for
 
-WS = sibling_module("workspaces")  # `import workspaces` would find the Django app
-
-RATIO_TARGET = 1.2
-REPOS = ("moderated", "plain")
 USERS = ("bench", "carol", "mallory", "dave")
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
 
 
 # --- setup -------------------------------------------------------------------------------------
@@ -99,15 +90,9 @@ def setup_hostsite(tmp: Path, master: Path, git: Git) -> dict:
     env = hostsite_env(var_dir, port)
     say("hostsite: migrate, users and write tokens, staff user, repo create bench/moderated and bench/plain")
     manage(env, "migrate", "--noinput")
-    tokens = {}
-    for user in USERS:
-        manage(env, "user", "create", user)
-        tokens[user] = manage(env, "token", "create", user, "--scope", "write").strip()
-        if not tokens[user]:
-            raise SetupError("manage.py token create printed no token")
-        git.secrets.append(tokens[user])
+    tokens = {user: user_token(env, git, user) for user in USERS}
     manage(env, "user", "create", "moderator", "--staff")
-    dirs = {key: WS._repo_dir(manage(env, "repo", "create", f"bench/{key}", "--import", str(master)))
+    dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master))
             for key in REPOS}  # fmt: skip
     return {"env": env, "port": port, "var_dir": var_dir, "tokens": tokens, "dirs": dirs,
             "hooks_dir": dirs["plain"].parent.parent / ".hooks"}  # fmt: skip
@@ -132,11 +117,6 @@ def own_history(git: Git, work: Path, user: str, count: int, base: str) -> list[
     return commits
 
 
-def url_for(hs: dict, repo: str, user: str | None = None) -> str:
-    auth = f"{user}:{hs['tokens'][user]}@" if user else ""
-    return f"http://{auth}127.0.0.1:{hs['port']}/bench/{repo}"
-
-
 def moderate(hs: dict) -> None:
     code = (
         "from django.contrib.auth import get_user_model\n"
@@ -151,48 +131,6 @@ def moderate(hs: dict) -> None:
         " reason='bench: hidden')\n"
     )
     manage(hs["env"], "shell", "-c", code)
-
-
-# --- requests ----------------------------------------------------------------------------------
-
-
-def get_page(hs: dict, repo: str, sha: str) -> tuple[int, float]:
-    url = f"{url_for(hs, repo)}/commit/{sha}"
-    request = urllib.request.Request(url, headers={"User-Agent": "bench"})  # noqa: S310 - loopback http
-    t0 = time.perf_counter()
-    try:
-        with _OPENER.open(request, timeout=120) as response:
-            response.read()
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        exc.read()
-        status = exc.code
-    return status, 1000 * (time.perf_counter() - t0)
-
-
-def pkt(text: str) -> bytes:
-    data = text.encode()
-    return f"{len(data) + 4:04x}".encode() + data
-
-
-def fetch_by_id(hs: dict, repo: str, want: str, have: str) -> tuple[int, bool, float]:
-    """Protocol v2 `fetch` of one object by id, anonymous: (status, got a packfile, ms)."""
-    body = (pkt("command=fetch\n") + pkt("agent=git/bench\n") + b"0001" + pkt("no-progress\n")
-            + pkt(f"want {want}\n") + pkt(f"have {have}\n") + pkt("done\n") + b"0000")  # fmt: skip
-    request = urllib.request.Request(  # noqa: S310 - a loopback http URL we built
-        f"{url_for(hs, repo)}.git/git-upload-pack", data=body, method="POST",
-        headers={"Content-Type": "application/x-git-upload-pack-request", "Git-Protocol": "version=2",
-                 "Accept": "application/x-git-upload-pack-result", "User-Agent": "git/bench"},
-    )  # fmt: skip
-    t0 = time.perf_counter()
-    try:
-        with _OPENER.open(request, timeout=120) as response:
-            data = response.read()
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        data = exc.read()
-        status = exc.code
-    return status, b"packfile" in data, 1000 * (time.perf_counter() - t0)
 
 
 def push(git: Git, pusher: Pusher, hs: dict, repo: str, kind: str, i: int) -> float:
@@ -292,172 +230,6 @@ def measure_rounds(git: Git, pusher: Pusher, hs: dict, canon: dict, rounds: int)
     }, errors
 
 
-CLOSURE_CODE = """
-import json, time
-from pathlib import Path
-from django.contrib.auth.models import AnonymousUser
-from repos.models import Repository
-from workspaces import visibility as v
-repo = Repository.objects.get(owner__username='bench', name='moderated')
-gitdir = Path(repo.disk_path)
-prefixes = v.hidden_prefixes(repo, AnonymousUser())
-out = {'prefixes': prefixes, 'compute': [], 'file': [], 'memory': [], 'fingerprint': []}
-for i in range(RUNS):
-    for p in gitdir.glob(v.CACHE_PREFIX + '*'):
-        p.unlink()
-    for key, fn in (('compute', v.closure), ('file', v.closure), ('memory', v.closure),
-                    ('fingerprint', lambda g, p: v.refs_fingerprint(g))):
-        if key != 'memory':
-            v._MEMORY.clear()
-        t0 = time.perf_counter()
-        found = fn(gitdir, prefixes)
-        out[key].append(1000 * (time.perf_counter() - t0))
-out['objects'] = len(v.closure(gitdir, prefixes))
-print(json.dumps(out))
-"""
-
-
-def measure_closure(hs: dict, runs: int) -> dict:
-    out = json.loads(
-        manage(hs["env"], "shell", "-c", CLOSURE_CODE.replace("RUNS", str(runs))).strip().splitlines()[-1]
-    )
-    return {"prefixes": out["prefixes"], "objects": out["objects"], "runs": runs,
-            **{f"{key}_median_ms": statistics.median(out[key]) for key in ("compute", "file", "memory", "fingerprint")}}  # fmt: skip
-
-
-HOOK_ENV_CODE = """
-import json
-from django.contrib.auth import get_user_model
-from repos import extensions
-from repos.models import Repository
-carol = get_user_model().objects.get(username='carol')
-out = {}
-for name in ('moderated', 'plain'):
-    repo = Repository.objects.get(owner__username='bench', name=name)
-    env = extensions.hook_environment(repo, carol, 'reader', [('0' * 40, '1' * 40, 'refs/users/carol/hook')])
-    out[name] = dict(env, HOSTSITE_REPO_ID=str(repo.pk), HOSTSITE_PUSHER_ID=str(carol.pk))
-print(json.dumps(out))
-"""
-
-
-def measure_hooks(hs: dict, git: Git, tmp: Path, canon: dict, runs: int) -> dict:
-    hook = hs["hooks_dir"] / "pre-receive"
-    if not os.access(hook, os.X_OK):
-        raise SetupError(f"{hook} is missing or not executable")
-    platform_env = json.loads(manage(hs["env"], "shell", "-c", HOOK_ENV_CODE).strip().splitlines()[-1])
-    envs, news = {}, {}
-    for repo in REPOS:
-        # The pushed commit, as receive-pack would have it: in a quarantine object directory
-        # whose alternate is the repository's, no ref on it (the hook's fast path depends on it).
-        quarantine = tmp / f"quarantine-{repo}"
-        quarantine.mkdir(exist_ok=True)
-        objects = str(Path(hs["dirs"][repo]) / "objects")
-        q_env = {"GIT_OBJECT_DIRECTORY": str(quarantine), "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
-                 "GIT_QUARANTINE_PATH": str(quarantine)}  # fmt: skip
-        news[repo] = Pusher(Git(git.env | q_env, git.secrets), hs["dirs"][repo]).commit(f"hook-{repo}")
-        envs[repo] = platform_env[repo] | q_env | {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOSTSITE_PUSHER": "carol", "HOSTSITE_ROLE": "reader",
-            "HOSTSITE_REF_UPDATES_FILE": str(tmp / f"hook-updates-{repo}"), "GIT_DIR": str(hs["dirs"][repo]),
-        }  # fmt: skip
-    cases = {
-        "carol creates a ref at a new commit, bench/moderated": ("moderated", news["moderated"], 0),
-        "same, bench/plain": ("plain", news["plain"], 0),
-        "carol creates a ref at mallory's tip (refused), moderated": ("moderated", canon["mallory"], 1),
-    }
-    samples = {name: [] for name in cases}
-    wrong: dict[str, str] = {}
-    names = list(cases)
-    for i in range(runs):
-        for name in names if i % 2 == 0 else reversed(names):
-            repo, new, expect = cases[name]
-            line = f"{ZERO_OID} {new} refs/users/carol/hook\n".encode()
-            r = time_runs([str(hook)], env=envs[repo], n=1, stdin=line, cwd=hs["dirs"][repo])
-            samples[name].append(r["samples_ms"][0])
-            if bool(r["failures"]) != bool(expect):
-                wrong[name] = r["last_error"] or "exited 0"
-    results = {name: {"median_ms": statistics.median(s), "min_ms": min(s), "max_ms": max(s), "n": len(s),
-                      "unexpected": wrong.get(name, "")} for name, s in samples.items()}  # fmt: skip
-    # Attribution: the hook's walk, as it runs it, alone.
-    walk = [GIT, "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches", "--tags"]
-    walked = time_runs(
-        walk,
-        env=envs["moderated"],
-        n=runs,
-        cwd=hs["dirs"]["moderated"],
-        stdin=f"{news['moderated']}\n".encode(),
-    )
-    results["its rev-list walk alone (<new> --not branches, tags), moderated"] = {
-        k: walked[k] for k in ("median_ms", "min_ms", "max_ms", "n")
-    }
-    floor = time_runs([PY, "-IS", "-c", "pass"], env=envs["plain"], n=runs)
-    results["python -IS -c pass (floor)"] = {k: floor[k] for k in ("median_ms", "min_ms", "max_ms", "n")}
-    results["env_moderated_has_hidden_prefixes"] = "HOSTSITE_HIDDEN_PREFIXES" in platform_env["moderated"]
-    results["env_plain_has_hidden_prefixes"] = "HOSTSITE_HIDDEN_PREFIXES" in platform_env["plain"]
-    return results
-
-
-def check_rule(hs: dict, canon: dict) -> dict:
-    m, parent = canon["mallory"], canon["mallory_parent"]
-    return {repo: {"page_status": get_page(hs, repo, m)[0], "fetch": fetch_by_id(hs, repo, m, parent)[:2]}
-            for repo in REPOS}  # fmt: skip
-
-
-# --- report ------------------------------------------------------------------------------------
-
-
-def build_targets(rows: dict) -> dict:
-    out = {}
-    for key in ("push_workspace", "push_nameless", "page"):
-        ratio = rows[key]["ratio"]
-        out[f"{key}_ratio"] = {"value": ratio, "target": f"<= {RATIO_TARGET}",
-                               "ok": None if ratio is None else ratio <= RATIO_TARGET}  # fmt: skip
-    return out
-
-
-def print_report(report: dict) -> None:
-    meta, rows, closure, hooks, rule, targets = (
-        report[k] for k in ("meta", "rounds", "closure", "hooks", "rule", "targets")
-    )
-    pop = meta["populate"]
-    out = ["", f"hostsite visibility benchmark: {meta['commits']:,} commits; {pop['workspace_refs']:,} workspace refs "
-           f"({meta['users']:,} users x 5, {pop['ref_format']}); mallory's {meta['mallory_commits']} commits taken down, "
-           f"dave's {meta['dave_commits']} hidden (bench/moderated only)",
-           f"  git {meta['git_version']}; hostsite {meta['hostsite_revision']}; {meta['cpus']} CPUs; "
-           f"load avg before {meta['loadavg_before']}, after {meta['loadavg_after']}",
-           f"  closure for anonymous and carol: {closure['objects']:,} objects; prefixes {' '.join(closure['prefixes'])}",
-           "", f"median of {meta['rounds']} rounds (pages and fetches 3 per round), moderated and plain interleaved",
-           f"  {'':<50}{'moderated':>10}{'plain':>8}{'ratio':>7}{'paired':>8}  ms"]  # fmt: skip
-    for key, r in rows.items():
-        line = (f"  {r['what']:<50}{fmt(r['moderated_median_ms'], '.0f'):>10}{fmt(r['plain_median_ms'], '.0f'):>8}"
-                f"{fmt(r['ratio'], '.2f'):>7}{fmt(r['paired_ratio'], '.2f'):>8}")  # fmt: skip
-        if f"{key}_ratio" in targets:
-            line += f"   target <= {RATIO_TARGET}x  {verdict(targets[f'{key}_ratio']['ok'])}"
-        out.append(line)
-    if report["errors"]:
-        out.append(f"  {len(report['errors'])} failed or unexpected requests:")
-        out.extend(f"    {e[:300]}" for e in report["errors"][:10])
-    out += ["", f"closure in-process (manage.py shell, median of {closure['runs']}): compute "
-            f"{closure['compute_median_ms']:.1f} ms, read the cache file {closure['file_median_ms']:.1f} ms, "
-            f"per-process memory {closure['memory_median_ms']:.2f} ms (of which the refs fingerprint "
-            f"{closure['fingerprint_median_ms']:.2f} ms)"]  # fmt: skip
-    out += ["", f"pre-receive hook run directly, the platform's environment (N={meta['hook_runs']}, interleaved); "
-            f"HOSTSITE_HIDDEN_PREFIXES given: moderated {hooks['env_moderated_has_hidden_prefixes']}, "
-            f"plain {hooks['env_plain_has_hidden_prefixes']}",
-            f"  {'':<60}{'median':>8}{'min':>8}{'max':>8}  ms"]  # fmt: skip
-    for name, h in hooks.items():
-        if isinstance(h, dict):
-            line = f"  {name:<60}{h['median_ms']:>8.1f}{h['min_ms']:>8.1f}{h['max_ms']:>8.1f}"
-            if h.get("unexpected"):
-                line += f"  UNEXPECTED: {h['unexpected'][:200]}"
-            out.append(line)
-    out += ["", "the rule applies (mallory's commit, anonymous): " + "; ".join(
-        f"bench/{repo} page {r['page_status']}, v2 fetch {r['fetch'][0]}{' with a pack' if r['fetch'][1] else ''}"
-        for repo, r in rule.items())]  # fmt: skip
-    out += ["", "targets: " + ", ".join(f"{k} {fmt(v['value'], '.2f')} {verdict(v['ok'])}" for k, v in targets.items())
-            + f"   (whole run {meta['elapsed_s']:.0f} s)"]  # fmt: skip
-    print("\n".join(out), flush=True)
-
-
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -476,9 +248,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=10, help="interleaved rounds (default 10)")
     p.add_argument("--hook-runs", type=int, default=30, help="runs of each hook case (default 30)")
     p.add_argument("--closure-runs", type=int, default=5, help="in-process closure computations (default 5)")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         min(args.commits, args.users, args.mallory_commits, args.rounds, args.hook_runs, args.closure_runs)
@@ -507,8 +277,9 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     hs["procs"] = procs
     say(f"writing {args.users:,} x 5 workspace refs into both repositories")
     for repo in REPOS:
-        meta["populate"] = WS.populate_workspaces(git, hs["dirs"][repo], users=args.users, per_user=5)
-    WS.start_gunicorn(hs, procs)
+        meta["populate"] = populate_workspaces(git, hs["dirs"][repo], users=args.users, per_user=5)
+    say("hostsite: start gunicorn")
+    start_web(procs, hs["env"], hs["port"])
 
     work = tmp / "push-work.git"
     git.run("clone", "--bare", "--shared", "--quiet", str(master), str(work))
@@ -558,10 +329,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/visibility.py", "hostsite-bench-vis-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.visibility", "hostsite-bench-vis-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@
 A benchmark, not a test: it prints a table and PASS/MISS per target, and exits 0 unless the
 setup failed. Run from the project root with the project's virtualenv:
 
-    .venv/bin/python bench/workspaces.py                  # 100,000 workspace refs, 10 rounds
-    .venv/bin/python bench/workspaces.py --rounds 5 --json /tmp/workspaces.json
-    .venv/bin/python bench/workspaces.py --users 1000     # a smaller repository, for a quick look
+    .venv/bin/python -m bench.workspaces                  # 100,000 workspace refs, 10 rounds
+    .venv/bin/python -m bench.workspaces --rounds 5 --json /tmp/workspaces.json
+    .venv/bin/python -m bench.workspaces --users 1000     # a smaller repository, for a quick look
 
 What it does, all on loopback and under one temporary directory (hostsite is started as
-bench/smart_http.py starts it, whose helpers this script imports):
+bench.smart_http starts it, with bench.harness):
 
 1. Generates a small repository (300 commits) and imports it into hostsite twice, as `bench/ws`
    and `bench/plain`. The owner `bench` is admin of both; `carol` has a write token and no
@@ -49,49 +49,31 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smart_http import (  # bench/ is not a package
-    BASE_DIR,
-    GIT,
-    PY,
-    ZERO_OID,
+from bench.harness import (
     Git,
     MeasureError,
     Processes,
-    Pusher,
     SetupError,
+    add_run_options,
     client_env,
     fmt,
     free_port,
-    generate_repository,
     hostsite_env,
     hostsite_revision,
     manage,
     med,
+    repo_create,
     run_benchmark,
     say,
-    time_runs,
-    verdict,
-    wait_for_http,
+    start_web,
+    user_token,
 )
-
-ADVERTISEMENT_TARGET_BYTES = 10_000  # "at most 10 KB"
-ISSUE_UNHIDDEN_BYTES = 7.3e6  # "7.3 MB without hiding, as measured" in the issue
-HOOK_TARGET_MS = 30.0
-PUSH_RATIO_TARGET = 1.2
-
-REPOS = ("ws", "plain")
-
+from bench.harness.refs import populate_workspaces
+from bench.harness.repository import Pusher, generate_repository
+from bench.workspaces_report import REPOS, build_targets, print_report
+from bench.workspaces_steps import measure_git_steps, measure_hooks
 
 # --- setup -------------------------------------------------------------------------------------
-
-
-def _repo_dir(out: str) -> Path:
-    # `repo create` prints "created <owner>/<name> (<visibility>) at <path>" last.
-    path = Path(out.strip().splitlines()[-1].rsplit(" at ", 1)[-1])
-    if not (path / "HEAD").is_file():
-        raise SetupError(f"cannot find hostsite's repository directory in {out!r}")
-    return path
 
 
 def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
@@ -101,81 +83,10 @@ def setup_hostsite(tmp: Path, master: Path, procs: Processes, git: Git) -> dict:
     env = hostsite_env(var_dir, port)
     say("hostsite: migrate, users bench and carol, write tokens, repo create bench/ws and bench/plain")
     manage(env, "migrate", "--noinput")
-    tokens = {}
-    for user in ("bench", "carol"):
-        manage(env, "user", "create", user)
-        token = manage(env, "token", "create", user, "--scope", "write").strip()
-        if not token:
-            raise SetupError("manage.py token create printed no token")
-        git.secrets.append(token)
-        tokens[user] = token
-    dirs = {
-        key: _repo_dir(manage(env, "repo", "create", f"bench/{key}", "--import", str(master)))
-        for key in REPOS
-    }
+    tokens = {user: user_token(env, git, user) for user in ("bench", "carol")}
+    dirs = {key: repo_create(env, f"bench/{key}", "--import", str(master)) for key in REPOS}
     return {"env": env, "port": port, "var_dir": var_dir, "tokens": tokens, "dirs": dirs,
             "hooks_dir": dirs["ws"].parent.parent / ".hooks"}  # fmt: skip
-
-
-def start_gunicorn(hs: dict, procs: Processes) -> None:
-    say("hostsite: start gunicorn")
-    argv = [PY, "-m", "gunicorn", "-c", str(BASE_DIR / "hostsite" / "gunicorn_conf.py"),
-            "hostsite.wsgi:application"]  # fmt: skip
-    proc = procs.start("hostsite", argv, env=hs["env"], cwd=BASE_DIR)
-    try:
-        wait_for_http(f"http://127.0.0.1:{hs['port']}/", proc, "hostsite")
-    except SetupError as exc:
-        raise SetupError(f"{exc}\n{procs.log_tail('hostsite')}") from None
-
-
-def ref_format(git: Git, repo: Path) -> str:
-    """files or reftable. `rev-parse --show-ref-format` exists from git 2.45; older gits echo
-    the option back, and can only have the files backend unless extensions.refStorage says so."""
-    out = git.run("--git-dir", str(repo), "rev-parse", "--show-ref-format").strip()
-    if out in ("files", "reftable"):
-        return out
-    try:
-        return git.run("--git-dir", str(repo), "config", "--get", "extensions.refStorage").strip() or "files"
-    except MeasureError:
-        return "files"
-
-
-def populate_workspaces(git: Git, repo: Path, *, users: int, per_user: int, batch: int = 10_000) -> dict:
-    """users x per_user refs refs/users/uNNNNN/rK, written with update-ref --stdin (the
-    repository's own config applies: a reflog per ref, as pushes would leave), then packed."""
-    commits = git.run("--git-dir", str(repo), "rev-list", "--all").split()
-    if not commits:
-        raise SetupError(f"{repo} has no commits")
-    width = max(5, len(str(users - 1)))
-    lines = [
-        f"create refs/users/u{u:0{width}d}/r{k} {commits[(u * per_user + k) % len(commits)]}\n"
-        for u in range(users)
-        for k in range(per_user)
-    ]
-    fmt_ = ref_format(git, repo)
-    t0 = time.monotonic()
-    for i in range(0, len(lines), batch):
-        try:
-            git.run(
-                "--git-dir", str(repo), "update-ref", "--stdin", input="".join(lines[i : i + batch]).encode()
-            )
-        except MeasureError as exc:
-            raise SetupError(f"writing workspace refs: {exc}") from None
-    written = time.monotonic() - t0
-    t0 = time.monotonic()
-    # files: everything into packed-refs, loose refs pruned. reftable: compact the tables the
-    # batches wrote into one (what auto-compaction converges to).
-    args = ["pack-refs", "--all", "--prune"] if fmt_ == "files" else ["pack-refs"]
-    try:
-        git.run("--git-dir", str(repo), *args)
-    except MeasureError as exc:
-        raise SetupError(f"git {' '.join(args)}: {exc}") from None
-    packed = time.monotonic() - t0
-    count = len(git.run("--git-dir", str(repo), "for-each-ref", "--format=x", "refs/users/").splitlines())
-    if count != len(lines):
-        raise SetupError(f"expected {len(lines)} workspace refs in {repo}, found {count}")
-    return {"ref_format": fmt_, "workspace_refs": count, "commits_pointed_at": min(len(commits), len(lines)),
-            "write_s": round(written, 1), "pack_s": round(packed, 1), "pack_command": " ".join(args)}  # fmt: skip
 
 
 # --- advertisement -----------------------------------------------------------------------------
@@ -237,142 +148,6 @@ def measure_advertisements(hs: dict, reps: int) -> dict:
 # --- hooks -------------------------------------------------------------------------------------
 
 
-def pct(values: list[float], q: int) -> float | None:
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
-def summarize(times: list[float]) -> dict:
-    return {"n": len(times), "median_ms": statistics.median(times), "p90_ms": pct(times, 90),
-            "min_ms": min(times), "max_ms": max(times)}  # fmt: skip
-
-
-def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
-    hook = hs["hooks_dir"] / "pre-receive"
-    if not os.access(hook, os.X_OK):
-        raise SetupError(f"{hook} is missing or not executable")
-    ws = hs["dirs"]["ws"]
-    commit = git.run("--git-dir", str(ws), "rev-parse", "main~5").strip()
-    main_new = git.run("--git-dir", str(ws), "rev-parse", "main").strip()
-    main_old = git.run("--git-dir", str(ws), "rev-parse", "main~1").strip()
-
-    def env(repo: str, pusher: str, role: str, ref_count: int | None = None) -> dict[str, str]:
-        # What repos/smarthttp.py and workspaces/gitconfig.py give the hook for these rules;
-        # for a push that creates workspace refs the view also passes the pusher's ref count.
-        extra = {} if ref_count is None else {"HOSTSITE_WORKSPACE_REF_COUNT": str(ref_count)}
-        return extra | {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOSTSITE_PUSHER": pusher,
-            "HOSTSITE_ROLE": role,
-            "HOSTSITE_REPO_ID": "1",
-            "HOSTSITE_DEFAULT_BRANCH": "main",
-            "HOSTSITE_PROTECTED": "",
-            "HOSTSITE_MAINTAINERS_EDIT": "1",
-            "HOSTSITE_FROZEN": "",
-            "HOSTSITE_WORKSPACE_REF_LIMIT": "1000",
-            "GIT_DIR": str(hs["dirs"][repo]),
-        }
-
-    cases = {
-        "carol creates refs/users/carol/new-<i>, bench/ws": (
-            "ws", env("ws", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
-        "same, bench/plain (no workspace refs)": (
-            "plain", env("plain", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
-        "bench (admin) fast-forwards main, bench/ws": (
-            "ws", env("ws", "bench", "admin"), lambda i: f"{main_old} {main_new} refs/heads/main\n"),
-    }  # fmt: skip
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    failures: dict[str, int] = dict.fromkeys(cases, 0)
-    last_error: dict[str, str] = dict.fromkeys(cases, "")
-    names = list(cases)
-    for i in range(runs):
-        for name in names if i % 2 == 0 else reversed(names):  # interleaved, order alternating
-            repo, henv, line = cases[name]
-            r = time_runs([str(hook)], env=henv, n=1, stdin=line(i).encode(), cwd=hs["dirs"][repo])
-            samples[name].append(r["samples_ms"][0])
-            if r["failures"]:
-                failures[name] += 1
-                last_error[name] = r["last_error"]
-    results = {}
-    for name in names:
-        results[name] = summarize(samples[name]) | {
-            "failures": failures[name],
-            "last_error": last_error[name],
-        }
-    floor = time_runs([PY, "-IS", "-c", "pass"], env=cases[names[0]][1], n=runs)
-    results["python -IS -c pass (floor)"] = summarize(floor["samples_ms"]) | {"failures": floor["failures"]}
-    fer = time_runs([GIT, "for-each-ref", "--format=x", "refs/users/carol/"], env=cases[names[0]][1],
-                    n=runs, cwd=ws)  # fmt: skip
-    results["git for-each-ref refs/users/carol/, bench/ws"] = summarize(fer["samples_ms"]) | {
-        "failures": fer["failures"]
-    }
-    return results
-
-
-# --- where the time goes -----------------------------------------------------------------------
-
-
-def measure_git_steps(hs: dict, git: Git, tmp: Path, runs: int) -> dict:
-    """The server-side git steps of a contributor's push that could read every ref, run
-    directly on both repositories with the platform's clean git environment, as the platform
-    runs them now and (indented, for reference) as they ran before. Attribution, not targets."""
-    shown = ["refs/heads/", "refs/tags/", "refs/users/carol/"]
-    hide_post = ["-c", "receive.hideRefs=refs/users/", "-c", "receive.hideRefs=!refs/users/carol/"]
-    hide_get = ["-c", "receive.hideRefs=refs/", *(x for p in shown for x in ("-c", f"receive.hideRefs=!{p}"))]
-    narrow = ["-c", "core.alternateRefsPrefixes=" + " ".join(shown)]
-    main = git.run("--git-dir", str(hs["dirs"]["ws"]), "rev-parse", "main").strip()
-    quarantine = tmp / "quarantine"
-    (quarantine / "pack").mkdir(parents=True, exist_ok=True)
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "git-home"), "LANG": "C",
-            "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}  # fmt: skip
-
-    def in_quarantine(repo: Path) -> dict[str, str]:
-        # What receive-pack gives its connectivity check: the pushed objects in a quarantine
-        # directory, the repository's own objects as its alternate.
-        return base | {"GIT_DIR": str(repo), "GIT_OBJECT_DIRECTORY": str(quarantine),
-                       "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(repo / "objects"),
-                       "GIT_QUARANTINE_PATH": str(quarantine)}  # fmt: skip
-
-    def connectivity(config: list[str]):
-        return lambda repo: (
-            [GIT, *hide_post, *config, "rev-list", "--objects", "--stdin", "--not", "--exclude-hidden=receive",
-             "--all", "--quiet", "--alternate-refs"], in_quarantine(repo), f"{main}\n".encode())  # fmt: skip
-
-    steps = {
-        "advertisement: for-each-ref by prefix (GET)": lambda repo: (
-            [GIT, "--git-dir", str(repo), "for-each-ref", "--format=%(objectname) %(refname)", *shown], base, None),
-        "  before: receive-pack --advertise-refs, hideRefs": lambda repo: (
-            [GIT, *hide_get, "receive-pack", "--stateless-rpc", "--advertise-refs", str(repo)], base, None),
-        "connectivity check, as receive-pack runs it (POST)": connectivity(narrow),
-        "  before: without core.alternateRefsPrefixes": connectivity([]),
-        "push record: for-each-ref by prefix, rev-list --stdin": lambda repo: (
-            [GIT, "--git-dir", str(repo), "for-each-ref", "--format=%(objectname) %(refname)", *shown], base, None),
-        "  before: rev-list --glob (matches every ref)": lambda repo: (
-            [GIT, "--git-dir", str(repo), "rev-list", "--topo-order", "--reverse", main, "--not",
-             *(x for p in shown for x in ("--exclude=refs/users/carol/b0", f"--glob={p}*"))], base, None),
-    }  # fmt: skip
-    samples = {name: {repo: [] for repo in REPOS} for name in steps}
-    failures: dict[str, str] = {}
-    for i in range(runs):
-        for name, step in steps.items():
-            for repo in REPOS if i % 2 == 0 else tuple(reversed(REPOS)):
-                argv, env, stdin = step(hs["dirs"][repo])
-                r = time_runs(argv, env=env, n=1, stdin=stdin)
-                samples[name][repo].append(r["samples_ms"][0])
-                if r["failures"]:
-                    failures[name] = r["last_error"]
-    results = {}
-    for name in steps:
-        ws, plain = statistics.median(samples[name]["ws"]), statistics.median(samples[name]["plain"])
-        results[name] = {"ws_median_ms": ws, "plain_median_ms": plain, "extra_ms": ws - plain, "n": runs,
-                         "error": failures.get(name, "")}  # fmt: skip
-    return results
-
-
 # --- pushes ------------------------------------------------------------------------------------
 
 PUSH_KINDS = {
@@ -432,109 +207,6 @@ def measure_pushes(git: Git, pusher: Pusher, hs: dict, kinds: list[str], rounds:
     return {"kinds": results, "errors": errors}
 
 
-# --- report ------------------------------------------------------------------------------------
-
-
-def build_targets(adv: dict, hooks: dict, pushes: dict) -> dict:
-    carol = adv["carol@ws"]
-    carol_ok = carol["bytes"] <= ADVERTISEMENT_TARGET_BYTES and carol["others_workspace_refs"] == 0
-    hook = hooks["carol creates refs/users/carol/new-<i>, bench/ws"]
-    ratio = pushes["kinds"]["carol_workspace"]["ratio"]
-    return {
-        "advertisement_bytes_contributor": {"value": carol["bytes"], "target": f"<= {ADVERTISEMENT_TARGET_BYTES}",
-                                            "ok": carol_ok},
-        "pre_receive_median_ms": {"value": hook["median_ms"], "target": f"<= {HOOK_TARGET_MS:.0f}",
-                                  "ok": hook["median_ms"] <= HOOK_TARGET_MS and not hook["failures"]},
-        "push_latency_ratio_ws_vs_plain": {"value": ratio, "target": f"<= {PUSH_RATIO_TARGET}",
-                                           "ok": None if ratio is None else ratio <= PUSH_RATIO_TARGET},
-    }  # fmt: skip
-
-
-def print_report(report: dict) -> None:
-    meta, adv, hooks, pushes, targets = (
-        report[k] for k in ("meta", "advertisements", "hooks", "pushes", "targets")
-    )
-    pop = meta["populate"]
-    out = [""]
-    out.append(f"hostsite workspaces benchmark: bench/ws holds {meta['users']:,} users x {meta['refs_per_user']} "
-               f"workspace refs = {pop['workspace_refs']:,} refs over {pop['commits_pointed_at']} commits")  # fmt: skip
-    out.append(f"  ref storage: {pop['ref_format']} ({pop['pack_command']}); written in {pop['write_s']} s, "
-               f"packed in {pop['pack_s']} s; bench/plain: the same repository without them")  # fmt: skip
-    out.append(f"  repository: {meta['repository']}; git {meta['git_version']}; hostsite "
-               f"{meta['hostsite_revision']}; {meta['cpus']} CPUs; load avg before {meta['loadavg_before']}")  # fmt: skip
-    out.append("")
-    out.append(
-        f"push advertisement, GET info/refs?service=git-receive-pack ({meta['adv_reps']} fetches each)"
-    )
-    out.append(f"  {'':<44}{'bytes':>12}{'refs':>9}{'refs/users/':>13}{'median ms':>11}")
-    labels = {
-        "carol@ws": "carol (reader) on bench/ws",
-        "bench@ws": "bench (admin) on bench/ws: unhidden",
-        "carol@plain": "carol (reader) on bench/plain",
-        "bench@plain": "bench (admin) on bench/plain",
-    }
-    for key, label in labels.items():
-        a = adv[key]
-        out.append(
-            f"  {label:<44}{a['bytes']:>12,}{a['refs']:>9,}{a['workspace_refs']:>13,}{a['median_ms']:>11.0f}"
-        )
-    t = targets["advertisement_bytes_contributor"]
-    unhidden = adv["bench@ws"]["bytes"]
-    out.append(f"  contributor advertisement {adv['carol@ws']['bytes']:,} bytes, target <= {ADVERTISEMENT_TARGET_BYTES:,}"
-               f"  {verdict(t['ok'])}   (without hiding: {unhidden / 1e6:.2f} MB here, "
-               f"{ISSUE_UNHIDDEN_BYTES / 1e6:.1f} MB in the issue)")  # fmt: skip
-    out.append("")
-    out.append(f"pre-receive hook, run directly with the platform's HOSTSITE_* environment (N={meta['hook_runs']}, "
-               "interleaved)")  # fmt: skip
-    out.append(f"  {'':<52}{'median':>8}{'p90':>8}{'min':>8}{'max':>8}  ms")
-    for name, h in hooks.items():
-        line = (
-            f"  {name:<52}{h['median_ms']:>8.1f}{fmt(h['p90_ms']):>8}{h['min_ms']:>8.1f}{h['max_ms']:>8.1f}"
-        )
-        if name.startswith("carol creates"):
-            line += f"   target <= {HOOK_TARGET_MS:.0f} ms  {verdict(targets['pre_receive_median_ms']['ok'])}"
-        if h.get("failures"):
-            line += f"  ({h['failures']} runs exited non-zero: {h.get('last_error', '')[:200]})"
-        out.append(line)
-    floor = hooks.get("python -IS -c pass (floor)", {}).get("median_ms")
-    if floor:
-        # The target is absolute, so a loaded machine misses it: the floor shows how loaded.
-        out.append("  above the interpreter floor: " + ", ".join(
-            f"{label} {hooks[name]['median_ms'] - floor:+.1f}" for label, name in (
-                ("bench/ws", "carol creates refs/users/carol/new-<i>, bench/ws"),
-                ("bench/plain", "same, bench/plain (no workspace refs)"),
-                ("admin main", "bench (admin) fast-forwards main, bench/ws"))) + " ms")  # fmt: skip
-    out.append("")
-    out.append(f"end-to-end push over HTTP, wall time of `git push` ({meta['rounds']} rounds; ws and plain "
-               "interleaved, order alternating)")  # fmt: skip
-    out.append(f"  {'':<44}{'bench/ws ms':>12}{'plain ms':>10}{'ratio':>8}{'paired':>8}")
-    for kind, p in pushes["kinds"].items():
-        line = (f"  {p['what']:<44}{fmt(p['ws_median_ms'], '.0f'):>12}{fmt(p['plain_median_ms'], '.0f'):>10}"
-                f"{fmt(p['ratio'], '.2f'):>8}{fmt(p['paired_ratio'], '.2f'):>8}")  # fmt: skip
-        if kind == "carol_workspace":
-            line += f"   target <= {PUSH_RATIO_TARGET}x  {verdict(targets['push_latency_ratio_ws_vs_plain']['ok'])}"
-        out.append(line)
-    if pushes["errors"]:
-        out.append(f"  {len(pushes['errors'])} failed pushes (excluded from medians):")
-        out.extend(f"    {e[:400]}" for e in pushes["errors"][:10])
-    steps = report.get("git_steps")
-    if steps:
-        out.append("")
-        n = next(iter(steps.values()))["n"]
-        out.append(f"where the extra time goes: server-side git steps of a push that could read every ref, run "
-                   f"directly (N={n}, not targets; indented: how they ran before)")  # fmt: skip
-        out.append(f"  {'':<56}{'bench/ws':>10}{'plain':>8}{'extra':>8}  ms")
-        for name, s in steps.items():
-            line = f"  {name:<56}{s['ws_median_ms']:>10.1f}{s['plain_median_ms']:>8.1f}{s['extra_ms']:>+8.1f}"
-            if s["error"]:
-                line += f"  (failed: {s['error'][:200]})"
-            out.append(line)
-    out.append("")
-    out.append("targets: " + ", ".join(f"{k} {verdict(v['ok'])}" for k, v in targets.items())
-               + f"   (whole run {meta['elapsed_s']:.0f} s)")  # fmt: skip
-    print("\n".join(out), flush=True)
-
-
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -553,9 +225,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--step-runs", type=int, default=15, help="runs of each server-side git step (default 15)")
     p.add_argument("--no-nameless", action="store_true", help="skip the refs/for/main pushes")
     p.add_argument("--no-admin-push", action="store_true", help="skip the admin's (unhidden) pushes")
-    p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--tmpdir", type=Path, help="where the temporary directory goes (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, repositories)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if (
         min(
@@ -605,7 +275,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         git, hs["dirs"]["ws"], users=args.users, per_user=args.refs_per_user
     )
     say(f"  {meta['populate']}")
-    start_gunicorn(hs, procs)
+    say("hostsite: start gunicorn")
+    start_web(procs, hs["env"], hs["port"])
 
     say(f"advertisements: {args.adv_reps} fetches each of carol's and bench's, on bench/ws and bench/plain")
     try:
@@ -640,15 +311,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     return report
 
 
-def _on_sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    return run_benchmark(
-        "bench/workspaces.py", "hostsite-bench-ws-", args, lambda tmp, procs: run(args, tmp, procs)
-    )
+    return run_benchmark("bench.workspaces", "hostsite-bench-ws-", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from hostsite import processes
+from hostsite.processes import StartupError, free_port
+
+# free_port is re-exported: the live tests take their ports from here.
+__all__ = [
+    "BASE_DIR",
+    "PY",
+    "ManagedProcess",
+    "database_url",
+    "free_port",
+    "processes_with_marker",
+    "start_web",
+    "start_worker",
+    "wait_for_http",
+]
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PY = sys.executable
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def database_url(settings_dict: dict) -> str:
@@ -54,103 +58,38 @@ def processes_with_marker(marker: str) -> list[int]:
 
 
 def wait_for_http(url: str, *, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return  # it answered
-        except (urllib.error.URLError, OSError) as exc:
-            last = exc
-            time.sleep(0.2)
-    raise TimeoutError(f"{url} did not answer within {timeout}s: {last}")
+    processes.wait_for_http(url, watch=[proc] if proc is not None else [], timeout=timeout)
 
 
-class ManagedProcess:
+class ManagedProcess(processes.Child):
+    """A platform process started for a test, its output in `log_dir/<name>.log`."""
+
     def __init__(self, name: str, argv: list[str], env: dict[str, str], log_dir: Path):
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            argv, env=env, cwd=BASE_DIR, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        # No PR_SET_PDEATHSIG: a fixture may start it from a thread that ends before the test.
+        super().__init__(
+            name, argv, env=env, cwd=BASE_DIR, log_path=log_dir / f"{name}.log", parent_death=False
         )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-8000:]
-
-    def logged(self, text: str) -> bool:
-        # The whole log: a worker draining a backlog pushes its "ready." out of log()'s tail.
-        return text in self.log_path.read_text(errors="replace")
-
-    def stop(self, timeout: float = 20.0) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        self._log.close()
 
 
 def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2", "ACCESS_LOG": "0"}
-    web = ManagedProcess(
-        "web",
-        [
-            PY,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(BASE_DIR / "hostsite/gunicorn_conf.py"),
-            "hostsite.wsgi:application",
-        ],
-        env,
-        log_dir,
-    )
+    web = ManagedProcess("web", processes.web_argv(PY, BASE_DIR), env, log_dir)
     try:
-        wait_for_http(f"http://127.0.0.1:{port}/", proc=web.proc)
-    except Exception:
+        processes.wait_for_http(f"http://127.0.0.1:{port}/", watch=[web])
+    except StartupError:
         web.stop()
         raise RuntimeError(f"web server failed to start:\n{web.log()}") from None
     return web
 
 
 def start_worker(env: dict[str, str], log_dir: Path, *, queue: str) -> ManagedProcess:
-    worker = ManagedProcess(
-        "worker",
-        [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "hostsite",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--queues",
-            queue,
-            "--hostname",
-            f"test-{os.getpid()}@%h",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        env,
-        log_dir,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if worker.logged("ready."):
-            return worker
-        if worker.proc.poll() is not None:
-            break
-        time.sleep(0.2)
-    log = worker.log()
-    worker.stop()
-    raise RuntimeError(f"Celery worker failed to start:\n{log}")
+    options = ["--concurrency", "1", "--queues", queue, "--hostname", f"test-{os.getpid()}@%h"]
+    argv = processes.celery_argv(PY, "worker", *options, "--without-mingle", "--without-gossip")
+    worker = ManagedProcess("worker", argv, env, log_dir)
+    try:
+        processes.wait_for_log(worker, "ready.", timeout=60)
+    except StartupError:
+        log = worker.log()
+        worker.stop()
+        raise RuntimeError(f"Celery worker failed to start:\n{log}") from None
+    return worker
