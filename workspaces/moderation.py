@@ -35,7 +35,7 @@ from repos.errors import Conflict, Forbidden
 from repos.git import run_git
 from repos.locking import repository_lock
 from repos.models import Repository
-from workspaces.gitconfig import TAKEDOWN
+from workspaces.access.hiding import TAKEDOWN
 from workspaces.models import FLAGS, ArchivedRef, AuditEntry, ModerationAction, Workspace
 
 # The bans, reports and shared checks live in their own modules; callers keep using this one.
