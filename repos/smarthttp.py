@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 def git_request(
     repo: Repository, service: str, pusher: Pusher, client: GitClient | None, commands=()
 ) -> GitRequest:
+    """The request as the git access backends (repos.gitaccess) see it."""
     return GitRequest(
         repository=repo,
         user=pusher.user,
