@@ -1,6 +1,6 @@
 """What goes into a repository's bundle list, for both ways git learns of it: the
 `/bundle-list` view (`git clone --bundle-uri=...`) and the protocol v2 advertisement
-(bundles.gitconfig). One function builds the entries, so storage down, a missing or damaged
+(bundles.access). One function builds the entries, so storage down, a missing or damaged
 object, signed URLs for private repositories, the flavor chosen by Accept-Encoding and the
 per-network base URLs (BUNDLE_BASE_URLS) behave the same in both.
 """

@@ -1,6 +1,6 @@
 """The bundle list git reads (`--bundle-uri`) and, for the file backend, the objects.
 
-Access is decided as for git over HTTP (repos.views.git_http): anonymous requests for a
+Access is decided as for git over HTTP (repos.gitaccess.authorize): anonymous requests for a
 repository that is not public get 401 with a Basic challenge, so existence does not leak and
 git asks for credentials; a signed-in user without read access gets 404.
 """
@@ -17,8 +17,9 @@ from bundles.listing import listed_entries, render_list
 from bundles.storage import CHUNK, CONTENT_TYPE, IMMUTABLE, FileStorage, get_storage, valid_key
 from repos import selectors as repo_selectors
 from repos import transfers
-from repos.smarthttp import GitHTTPError
-from repos.views.git_http import authorize, git_credentials, text_response
+from repos.gitaccess.authorize import authorize, git_credentials
+from repos.gitprotocol import GitHTTPError
+from repos.views.git_http import text_response
 
 
 @require_GET

@@ -60,6 +60,14 @@ INSTALLED_APPS = [
     "notifications",
 ]
 
+# What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the
+# last backend naming a policy wins, hook environments and config pairs add up (repos.gitaccess).
+GIT_ACCESS_BACKENDS = [
+    "workspaces.access.WorkspaceAccess",
+    "bundles.access.BundleAccess",
+    "reviews.access.ReviewAccess",
+]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # First after the security headers: a path with control characters reaches nothing else.

@@ -6,7 +6,7 @@ internals too: thousands of `refs/pull/*` on a GitHub mirror, `refs/remotes/*`,
 nobody could delete them. So an import lists the source's refs first, takes
 `refs/heads/*` and `refs/tags/*`, and reports every other namespace with its count; staff (and
 the operator's CLI) may keep them with `refs=all`, moved under `refs/imported/`, which is never
-advertised (workspaces/gitconfig.py).
+advertised (workspaces/access/hiding.py).
 
 The synchronous import (`manage.py repo create --import`, `services.repository_create(...,
 import_from=...)`) lives here; the web and API import is asked for in repos.import_requests and

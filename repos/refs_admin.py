@@ -20,170 +20,38 @@ webhooks and bundle builds see it.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
-
-from repos import extensions, selectors
+from repos import gitaccess, selectors
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.git import is_valid_refname, run_git
+from repos.git import is_valid_refname
+from repos.gitaccess import GitRequest
+from repos.gittools import RefTransaction, RefTransactionFailed, zero_like
+from repos.hooks.updates import Update
 from repos.locking import repository_lock
 from repos.models import Mirror, Push, Repository
-from repos.names import IMPORTED_REFS
-from repos.pushes import Update, push_record
+from repos.pushes import push_record
+from repos.refs_listing import (
+    RefEntry,
+    namespace_of,
+    not_removable,
+    parse_prefix,
+    plausible,
+    read_refs,
+    under,
+)
 
-WORKSPACES = "refs/users/"
-# The platform's own namespaces (workspaces.cleanup's archive, moderation's legal hold).
-INTERNAL = ("refs/archive/", "refs/takedown/")
-# Never listed here: workspaces have their own pages, internal refs are nobody's to remove.
-UNLISTED = (WORKSPACES, *INTERNAL)
 # An explicit list larger than this is refused; a namespace has no such cap (it is one
 # transaction whatever its size: 5,000 refs take well under a second, tests/repos/test_refs_admin.py).
 MAX_REFS = 10_000
-MAX_PER_PAGE = 500
 VIA = ("web", "api")
-
-
-@dataclass(frozen=True)
-class RefEntry:
-    ref: str
-    oid: str
-    symref: str = ""  # the target, when the ref is symbolic (refs/remotes/origin/HEAD)
-
-
-@dataclass(frozen=True)
-class Namespace:
-    prefix: str  # "refs/pull/", or a ref of its own outside any namespace ("refs/stash")
-    count: int
-
-    @property
-    def label(self) -> str:
-        return {"refs/heads/": "branches", "refs/tags/": "tags"}.get(self.prefix, "")
-
-
-@dataclass(frozen=True)
-class RefListing:
-    prefix: str  # without its trailing slash; "" for every listed ref
-    namespaces: list[Namespace]
-    refs: list[RefEntry]  # this page
-    total: int  # refs under prefix
-    page: int
-    per_page: int
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
 
 
 @dataclass(frozen=True)
 class Removal:
     removed: list[RefEntry]
     push: Push | None
-
-
-# --- reading ---------------------------------------------------------------------------------------
-
-
-def namespace_of(ref: str) -> str:
-    """refs/pull/1/head -> refs/pull/; under refs/imported/ one level deeper (refs/imported/pull/),
-    since an import keeps every namespace of its source there."""
-    parts = ref.split("/")
-    depth = 3 if ref.startswith(IMPORTED_REFS) else 2
-    return "/".join(parts[:depth]) + "/" if len(parts) > depth else ref
-
-
-def _under(ref: str, prefix: str) -> bool:
-    """Component-wise: refs/pull matches refs/pull and refs/pull/1/head, never refs/pulls/x."""
-    return not prefix or ref == prefix or ref.startswith(prefix + "/")
-
-
-def _read(repo: Repository, patterns: Sequence[str]) -> list[RefEntry]:
-    out = run_git(
-        ["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *patterns], repo=repo.disk_path
-    ).text
-    entries = []
-    for line in out.splitlines():
-        oid, _, rest = line.partition(" ")
-        ref, _, symref = rest.partition(" ")
-        if ref and not ref.startswith(UNLISTED):
-            entries.append(RefEntry(ref, oid, symref))
-    return entries
-
-
-def refs_under(repo: Repository, prefix: str = "") -> tuple[str, list[Namespace], list[RefEntry]]:
-    """The prefix as understood, every listed ref's namespace with its count, and the refs
-    under the prefix (all if empty). One for-each-ref over the repository: workspace refs are
-    skipped as they are read (an admin's page; 100k of them cost ~0.1 s)."""
-    bare = _prefix(prefix, listing=True)
-    entries = _read(repo, ["refs/"])
-    counts = Counter(namespace_of(e.ref) for e in entries)
-    order = {"refs/heads/": 0, "refs/tags/": 1}
-    namespaces = [
-        Namespace(p, n) for p, n in sorted(counts.items(), key=lambda kv: (order.get(kv[0], 2), kv[0]))
-    ]
-    return bare, namespaces, [e for e in entries if _under(e.ref, bare)]
-
-
-def refs_list(repo: Repository, prefix: str = "", *, page: int = 1, per_page: int = 100) -> RefListing:
-    """The namespaces with counts, and one page of the refs under `prefix`."""
-    bare, namespaces, entries = refs_under(repo, prefix)
-    per_page = max(1, min(int(per_page), MAX_PER_PAGE))
-    pages = max(1, -(-len(entries) // per_page))
-    page = max(1, min(int(page), pages))
-    start = (page - 1) * per_page
-    return RefListing(bare, namespaces, entries[start : start + per_page], len(entries), page, per_page)
-
-
-# --- validating ------------------------------------------------------------------------------------
-
-
-def _plausible(value: str) -> bool:
-    """The checks that need no git: a full name under refs/, short, no control characters."""
-    return (
-        value.startswith("refs/")
-        and len(value.encode()) <= 255
-        and not value.endswith("/")
-        and not any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-    )
-
-
-def _not_removable(ref: str) -> str | None:
-    """Why a name (ref or namespace) is never removed here, or None."""
-    if ref == WORKSPACES.rstrip("/") or ref.startswith(WORKSPACES):
-        return (
-            f"{ref} is a workspace ref: workspaces follow the workspace rules and have their own pages "
-            f"(an admin may also delete one by push: git push origin :{ref})"
-        )
-    if any(ref == p.rstrip("/") or ref.startswith(p) for p in INTERNAL):
-        return (
-            f"{ref} is internal to the platform (refs/archive/ keeps deleted workspace refs restorable, "
-            f"refs/takedown/ holds content under a moderator's take-down): nobody removes it by hand"
-        )
-    return None
-
-
-def _prefix(value, *, listing: bool = False) -> str:
-    """A namespace as given ("refs/pull/" or "refs/pull"), without its trailing slash."""
-    if not isinstance(value, str):
-        raise InvalidInput("A prefix is a string such as refs/pull/.", fields={"prefix": ["invalid"]})
-    bare = value.strip()
-    if bare.endswith("/"):
-        bare = bare[:-1]
-    if not bare and listing:
-        return ""
-    if bare.count("/") < 1 or not _plausible(bare) or not is_valid_refname(bare):
-        raise InvalidInput(
-            f"{value[:80]!r} is not a ref namespace: give one such as refs/pull/.",
-            fields={"prefix": ["invalid"]},
-        )
-    why = _not_removable(bare)
-    if why:
-        raise InvalidInput(why, fields={"prefix": ["not_removable"]})
-    return bare
 
 
 def _names(refs) -> list[str]:
@@ -197,7 +65,7 @@ def _names(refs) -> list[str]:
             fields={"refs": ["too_many"]},
         )
     for ref in refs:
-        if not isinstance(ref, str) or not _plausible(ref):
+        if not isinstance(ref, str) or not plausible(ref):
             shown = ref[:80] if isinstance(ref, str) else type(ref).__name__
             raise InvalidInput(
                 f"{shown!r} is not a ref name: give full names such as refs/pull/1/head.",
@@ -205,40 +73,13 @@ def _names(refs) -> list[str]:
             )
     names = list(dict.fromkeys(refs))  # dedupe, keep the order
     for ref in names:
-        why = _not_removable(ref)
+        why = not_removable(ref)
         if why:
             raise InvalidInput(why, fields={"refs": ["not_removable"]})
     return names
 
 
 # --- the rules a push meets ------------------------------------------------------------------------
-
-
-class _PolicyUpdate:
-    """What the push policy reads of an update (the hook's own Update, repos/hooks/pre_receive.py)."""
-
-    __slots__ = ("new", "old", "ref")
-
-    def __init__(self, old: str, new: str, ref: str):
-        self.old, self.new, self.ref = old, new, ref
-
-    @property
-    def is_create(self) -> bool:
-        return set(self.old) == {"0"}
-
-    @property
-    def is_delete(self) -> bool:
-        return set(self.new) == {"0"}
-
-
-@functools.cache
-def _policy_module(path: str):
-    # The installed policy is a standalone file (workspaces registers its own): load it the way
-    # the hook does, without repos importing another app.
-    spec = importlib.util.spec_from_file_location("hostsite_refs_admin_policy", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _refusals(repo: Repository, actor, entries: list[RefEntry]) -> list[str]:
@@ -251,18 +92,16 @@ def _refusals(repo: Repository, actor, entries: list[RefEntry]) -> list[str]:
                 f"first"
                 for ref in mirrored
             ]
-    policy = _policy_module(str(extensions.push_policy_source()))
-    updates = [_PolicyUpdate(e.oid, "0" * len(e.oid), e.ref) for e in entries]
-    env = extensions.hook_environment(repo, actor, "admin", [(u.old, u.new, u.ref) for u in updates])
-    rules = policy.Rules.from_env(env) if hasattr(policy, "Rules") else None
-    return policy.decide_all(
+    # The policy the hooks run, asked as pre-receive asks it (repos.gitaccess.policy).
+    updates = [Update(e.oid, zero_like(e.oid), e.ref) for e in entries]
+    req = GitRequest(
+        repository=repo,
+        user=actor,
         role="admin",
-        pusher=actor.username,
-        updates=updates,
-        rules=rules,
-        is_ancestor=lambda _old, _new: False,
-        workspace_ref_count=lambda _user: 0,
+        service="receive-pack",
+        commands=tuple((u.old, u.new, u.ref) for u in updates),
     )
+    return gitaccess.check_updates(req, updates)
 
 
 def _refused(reasons: list[str]) -> Forbidden:
@@ -295,23 +134,20 @@ def _delete(repo: Repository, entries: list[RefEntry], *, actor, via: str) -> Re
     if reasons:
         raise _refused(reasons)
     before_delete(repo, entries)
-    lines = ["start", *(f"delete {e.ref} {e.oid}" for e in entries), "prepare", "commit"]
-    # --no-deref: a symbolic ref (refs/remotes/origin/HEAD) goes, not the branch it points at.
-    result = run_git(
-        ["update-ref", "--no-deref", "--stdin"],
-        repo=repo.disk_path,
-        input="".join(f"{line}\n" for line in lines).encode(),
-        check=False,
-        timeout=settings.GIT_TIMEOUT,
-    )
-    if result.returncode != 0:
-        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    # no_deref: a symbolic ref (refs/remotes/origin/HEAD) goes, not the branch it points at.
+    transaction = RefTransaction(repo.disk_path)
+    for e in entries:
+        transaction.delete(e.ref, old=e.oid)
+    try:
+        transaction.commit()
+    except RefTransactionFailed as exc:
+        detail = exc.stderr.strip().splitlines()
         raise Conflict(
             "A ref changed while it was being removed (a push landed), so nothing was removed; "
             "reload and try again. " + (detail[0][:300] if detail else ""),
             code="ref_moved",
-        )
-    updates = [Update(e.oid, "0" * len(e.oid), e.ref) for e in entries]
+        ) from None
+    updates = [Update(e.oid, zero_like(e.oid), e.ref) for e in entries]
     push = push_record(repo=repo, pusher=actor, updates=updates, protocol=via)
     return Removal(entries, push)
 
@@ -328,7 +164,9 @@ def ref_remove(
     with repository_lock(repo.pk, purpose=f"ref removal by {actor.username}", timeout=30):
         # Seek to the namespaces named rather than read every ref (100k workspace refs).
         found = {
-            e.ref: e for e in _read(repo, patterns if len(patterns) <= 256 else ["refs/"]) if e.ref in wanted
+            e.ref: e
+            for e in read_refs(repo, patterns if len(patterns) <= 256 else ["refs/"])
+            if e.ref in wanted
         }
         missing = [ref for ref in names if ref not in found]
         if missing:
@@ -350,9 +188,9 @@ def ref_remove(
 def namespace_remove(*, repo: Repository, prefix: str, actor, via: str) -> Removal:
     """Remove every ref under `prefix` (refs/pull/ ...), all or none."""
     _check_actor(repo, actor, via)
-    bare = _prefix(prefix)
+    bare = parse_prefix(prefix)
     with repository_lock(repo.pk, purpose=f"ref removal by {actor.username}", timeout=30):
-        entries = [e for e in _read(repo, [bare]) if _under(e.ref, bare)]
+        entries = [e for e in read_refs(repo, [bare]) if under(e.ref, bare)]
         if not entries:
             raise NotFound(f"There are no refs under {bare}/.", code="no_such_ref")
         return _delete(repo, entries, actor=actor, via=via)

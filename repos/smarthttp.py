@@ -2,187 +2,47 @@
 
 Nothing holds a pack in memory: a request body is copied into git's stdin by a feeder thread
 in 64 KiB chunks while the response iterates git's stdout. Bodies are checked before git
-starts: the pkt-line framing of an upload-pack request and of a push's command list, and the
-inflated size of a gzip body (which is spooled to a temporary file, so a gzip bomb gets a
-clear 413 rather than a broken 200). When the client goes away, gunicorn closes the response
-and repos.gitstream kills and reaps git.
+starts (repos.requestbody). What the request may see and do beyond the role comes from the git
+access backends (repos.gitaccess). When the client goes away, gunicorn closes the response and
+repos.gitstream kills and reaps git.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import subprocess
 import tempfile
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import advertisement, extensions, objectcheck, pktline, push_spool, pushes, sideband, transfers
+from repos import advertisement, gitaccess, objectcheck, pktline, push_spool, pushes, sideband, transfers
 from repos.git import popen_git
-from repos.gitstream import CHUNK, NO_CACHE_HEADERS, Feeder, GitProcessResponse
-from repos.models import Repository, Role
+from repos.gitaccess import GitClient, GitRequest
+from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
+from repos.gitstream import NO_CACHE_HEADERS, Feeder, GitProcessResponse
+from repos.models import Repository
 from repos.objectcheck_services import record_legacy
+from repos.requestbody import prepare_body, request_wants
 
 log = logging.getLogger(__name__)
 
-SERVICES = {"git-upload-pack": "upload-pack", "git-receive-pack": "receive-pack"}
-# Git-Protocol is `version=2` plus optional `:`-separated key=value pairs; nothing else gets
-# through to git's environment.
-_PROTOCOL_RE = re.compile(r"^[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?(:[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?)*$")
 
-
-class GitHTTPError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-@dataclass(frozen=True)
-class Pusher:
-    """Who is talking to git, decided by the view before git starts."""
-
-    user: object | None
-    role: Role | None
-    can_read: bool = True
-
-    @property
-    def role_label(self) -> str:
-        """The role the hooks see: signed-in users who may read a public repository without
-        being members are readers."""
-        if self.role is not None:
-            return self.role.label
-        return Role.READER.label if self.user is not None and self.can_read else ""
-
-
-def parse_git_protocol(value: str | None) -> str | None:
-    if not value:
-        return None
-    if len(value) > 256 or not _PROTOCOL_RE.match(value):
-        raise GitHTTPError(400, "invalid Git-Protocol header")
-    return value
-
-
-def wants_v2(protocol: str | None) -> bool:
-    return bool(protocol) and "version=2" in protocol.split(":")
-
-
-def repository_dir(repo: Repository) -> Path:
-    """The repository's directory, refusing anything that resolves outside REPO_ROOT (a
-    symlink planted inside it, say)."""
-    path = repo.disk_path
-    root = Path(settings.REPO_ROOT).resolve()
-    resolved = path.resolve()
-    if resolved.parent.parent != root or not (resolved / "HEAD").is_file():
-        log.error("refusing to serve %s: %s resolves to %s", repo.full_name, path, resolved)
-        raise GitHTTPError(404, "Repository not found")
-    return resolved
-
-
-# --- request bodies ----------------------------------------------------------------------------
-
-
-class GzipReader:
-    """Inflate a gzip stream incrementally, refusing to produce more than `limit` bytes."""
-
-    def __init__(self, raw: BinaryIO, limit: int):
-        self._raw = raw
-        self._limit = limit
-        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._buffer = b""
-        self._produced = 0
-        self._eof = False
-
-    def read(self, n: int = CHUNK) -> bytes:
-        while not self._buffer and not self._eof:
-            data = self._inflater.unconsumed_tail or self._raw.read(CHUNK)
-            if not data:
-                self._eof = True
-                if not self._inflater.eof:
-                    raise GitHTTPError(400, "truncated gzip request body")
-                break
-            try:
-                out = self._inflater.decompress(data, CHUNK)
-            except zlib.error:
-                raise GitHTTPError(400, "invalid gzip request body") from None
-            self._produced += len(out)
-            if self._produced > self._limit:
-                raise GitHTTPError(
-                    413, f"request body inflates to more than {self._limit // (1024 * 1024)} MiB"
-                )
-            self._buffer = out
-            if self._inflater.eof:
-                self._eof = True
-        out, self._buffer = self._buffer[:n], self._buffer[n:]
-        return out
-
-
-def spool(stream: BinaryIO, *, limit: int, what: str) -> BinaryIO:
-    """Copy a stream into a temporary file (memory up to 1 MiB), at most `limit` bytes."""
-    spooled = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 - returned
-    total = 0
-    while True:
-        chunk = stream.read(CHUNK)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > limit:
-            spooled.close()
-            raise GitHTTPError(413, f"{what} is larger than {limit // (1024 * 1024)} MiB")
-        spooled.write(chunk)
-    spooled.seek(0)
-    return spooled
-
-
-@dataclass(frozen=True)
-class PreparedBody:
-    prefix: bytes  # already read from the request, goes to git first
-    rest: BinaryIO  # the remainder of the request body
-    commands: list[tuple[str, str, str]]  # a push's (old, new, ref) commands
-
-
-def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None) -> PreparedBody:
-    """Validate a request body before git sees it."""
-    if gzip:
-        raw = spool(
-            GzipReader(raw, settings.GIT_HTTP_MAX_INFLATED),
-            limit=settings.GIT_HTTP_MAX_INFLATED,
-            what="inflated request body",
-        )
-    try:
-        if service == "upload-pack":
-            body = (
-                raw if gzip else spool(raw, limit=settings.GIT_HTTP_MAX_UPLOAD_REQUEST, what="fetch request")
-            )
-            pktline.validate_upload_request(body, protocol_v2=wants_v2(protocol))
-            body.seek(0)
-            return PreparedBody(b"", body, [])
-        prefix, commands = pktline.read_receive_commands(raw)
-        return PreparedBody(prefix, raw, commands)
-    except pktline.PktLineError as exc:
-        raise GitHTTPError(400, f"malformed request: {exc}") from None
-
-
-def _wants(body: BinaryIO) -> list[str]:
-    """The ids a fetch asks for: its wants, and the objects an object-info asks about (their
-    sizes say as much about hidden content as the objects do)."""
-    try:
-        ids = pktline.upload_wants(body)
-        body.seek(0)
-        ids += [
-            payload[4:].strip().decode("ascii", "replace")
-            for _raw, payload in pktline.iter_pkts(body)
-            if payload is not None and payload.startswith(b"oid ")
-        ]
-        return ids
-    finally:
-        body.seek(0)
+def git_request(
+    repo: Repository, service: str, pusher: Pusher, client: GitClient | None, commands=()
+) -> GitRequest:
+    """The request as the git access backends (repos.gitaccess) see it."""
+    return GitRequest(
+        repository=repo,
+        user=pusher.user,
+        role=pusher.role_label,
+        service=service,
+        client=client,
+        commands=tuple(tuple(c) for c in commands),
+    )
 
 
 def _with_limits(service: str, config: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -202,10 +62,10 @@ def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tup
     return argv
 
 
-def _hook_env(repo: Repository, pusher: Pusher, updates_file: str, commands, spool_id: str) -> dict[str, str]:
-    role = pusher.role_label
+def _hook_env(req: GitRequest, pusher: Pusher, updates_file: str, spool_id: str) -> dict[str, str]:
+    repo, role = req.repository, req.role
     return {
-        **extensions.hook_environment(repo, pusher.user, role, commands),
+        **gitaccess.hook_env(req),
         "HOSTSITE_PUSHER": pusher.user.username,
         "HOSTSITE_PUSHER_ID": str(pusher.user.pk),
         "HOSTSITE_ROLE": role,
@@ -225,13 +85,11 @@ def advertise(
     service: str,
     pusher: Pusher,
     protocol: str | None,
-    client: extensions.GitClient | None = None,
+    client: GitClient | None = None,
 ) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    config = extensions.git_config(
-        repo, pusher.user, pusher.role_label, service=service, advertise=True, refs=None, client=client
-    )
+    config = gitaccess.git_config(git_request(repo, service, pusher, client), advertise=True, refs=None)
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
@@ -265,20 +123,21 @@ def rpc(
     body: BinaryIO,
     gzip: bool,
     protocol: str | None,
-    client: extensions.GitClient | None = None,
+    client: GitClient | None = None,
 ) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
     prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
     commands = prepared.commands
+    req = git_request(repo, service, pusher, client, commands)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     on_exit = relay = before_end = None
     if service == "receive-pack":
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
         spool_id = push_spool.new_spool_id()
-        env.update(_hook_env(repo, pusher, updates_path, commands, spool_id))
+        env.update(_hook_env(req, pusher, updates_path, spool_id))
         # The object checks' messages reach the client on side-band 2: read them on the way
         # (legacy objects are recorded, refusals explained). Without a side-band they go to
         # git's stderr and the client sees none of them; nothing to add to.
@@ -320,9 +179,7 @@ def rpc(
                 _record_legacy(repo, relay.messages)
 
     refs = [ref for _old, _new, ref in commands] if service == "receive-pack" else None
-    config = extensions.git_config(
-        repo, pusher.user, pusher.role_label, service=service, advertise=False, refs=refs, client=client
-    )
+    config = gitaccess.git_config(req, advertise=False, refs=refs)
     if service == "receive-pack":
         # Every fsck message id at the severity the object checks give it (repos.objectcheck).
         config = [*objectcheck.git_config("receive", objectcheck.repository_overrides(repo)), *config]
@@ -345,9 +202,7 @@ def rpc(
                 answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS
             )
         # Only a fetch carries wants (ls-refs was answered above or asks for no objects).
-        refusal = extensions.refused_wants(
-            repo, pusher.user, pusher.role_label, lambda: _wants(prepared.rest)
-        )
+        refusal = gitaccess.refused_wants(req, lambda: request_wants(prepared.rest))
         if refusal:
             prepared.rest.close()
             raise GitHTTPError(403, refusal)

@@ -18,15 +18,16 @@ from pathlib import Path
 
 from django.conf import settings
 
-from repos import extensions
+from repos import gitaccess
 from repos.git import run_git, supports_reftable
 
 log = logging.getLogger(__name__)
 
 HOOKS_SOURCE = Path(__file__).resolve().parent / "hooks"
 HOOK_NAMES = ("pre-receive", "post-receive")
-# Modules the hooks import, installed beside them (the policy comes from repos.extensions).
-HOOK_MODULES = ("policy.py",)
+# Modules the hooks import, installed beside them: the push policy (the git access backends',
+# repos.gitaccess) and the ref update every hook and policy reads.
+HOOK_MODULES = ("policy.py", "updates.py")
 
 # Configuration every hosted repository gets. Why each:
 REPO_CONFIG = {
@@ -77,9 +78,10 @@ def install_hooks() -> Path:
     target = hooks_dir()
     target.mkdir(parents=True, exist_ok=True)
     sources = {name: HOOKS_SOURCE / f"{name.replace('-', '_')}.py" for name in HOOK_NAMES}
-    sources.update(extensions.extra_hooks())
+    sources.update(gitaccess.extra_hooks())
     files = {name: f"#!{sys.executable} -IS\n" + source.read_text() for name, source in sources.items()}
-    files["policy.py"] = extensions.push_policy_source().read_text()
+    files["policy.py"] = gitaccess.policy_source().read_text()
+    files["updates.py"] = (HOOKS_SOURCE / "updates.py").read_text()
     for name, text in files.items():
         path = target / name
         if not path.exists() or path.read_text() != text:

@@ -6,8 +6,6 @@ class ReviewsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from repos import extensions
-        from reviews import moderation, receivers  # noqa: F401 - moderation connects a signal
-
-        # post-receive tells a `refs/for` pusher where their proposal is.
-        extensions.register_hook_environment(receivers.hook_environment)
+        # What reviews adds to a push's hooks is a git access backend named in settings
+        # (reviews.access.ReviewAccess), not registered here.
+        from reviews import moderation, receivers  # noqa: F401 - both connect signals

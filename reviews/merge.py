@@ -1,26 +1,16 @@
-"""Merging a proposal into its target branch, without a working tree.
+"""Merging a proposal into its target branch, without a working tree (reviews.mergetree).
 
-Every strategy builds objects only: `git merge-tree --write-tree` computes the merged tree (ort,
-with rename detection) and `git commit-tree` writes the commit. The target branch then moves by
-compare-and-swap, `git update-ref <ref> <new> <expected-old>`, under the repository's lock, so a
-push that lands meanwhile is never overwritten: git refuses the swap, the merge is computed
-once more on top of the pushed commit, and if the branch moved again it fails with
-"target moved" (409) and nothing changes. A merge is recorded as a push (protocol "web"), so the
-pushlog, webhooks and post-push work see it as they see any push.
-
-Rebase needs a three-way merge with a chosen base (commit C replayed onto T has base C^),
-which `merge-tree --merge-base` gives only from git 2.40. On older git (2.38, 2.39) we give
-merge-tree two scaffolding commits, tree(T) and tree(C), each with the single parent C^: their
-only merge base is C^, so merge-tree's own base computation picks exactly the base we want and
-the merge keeps ort's rename handling. The scaffolding commits are unreachable objects (kept in
-the cruft pack like any other) and never reach a ref. Not chosen: a temporary index with
-`read-tree -m` + `merge-index git-merge-one-file`, which needs a working tree for file merges
-and detects no renames.
+The target branch moves by compare-and-swap, `git update-ref <ref> <new> <expected-old>`,
+under the repository's lock, so a push that lands meanwhile is never overwritten: git refuses
+the swap, the merge is computed once more on top of the pushed commit, and if the branch moved
+again it fails with "target moved" (409) and nothing changes. update-ref bypasses the hooks, so
+the new tip is first judged by the very policy the pre-receive hook runs (repos.gitaccess). A
+merge is recorded as a push (protocol "web"), so the pushlog, webhooks and post-push work see
+it as they see any push.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,26 +18,29 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from repos import gitaccess
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.git import GitError, git_version, run_git
+from repos.git import GitError, run_git
+from repos.gitaccess import GitRequest
+from repos.gittools import is_ancestor, rev_parse
+from repos.hooks.updates import Update
 from repos.locking import repository_lock
-from repos.pushes import Update, push_record
+from repos.pushes import push_record
 from repos.selectors import role_for
 from repos.visibility import refuse_republishing
+from reviews.mergetree import (
+    Identity,
+    commit_tree,
+    identity_of,
+    merge_trees,
+    replay,
+    subject,
+    three_way,
+    tree_of,
+)
+from reviews.mergetree import MergeConflict as MergeConflict  # raised by the strategies
 from reviews.models import MergeStrategy, Proposal, ProposalState
-from workspaces import policy
 from workspaces.models import RepositoryBan
-from workspaces.selectors import rules_for
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f<>]")
-
-
-class MergeConflict(Conflict):
-    code = "merge_conflict"
-
-    def __init__(self, message: str, files: list[str]):
-        super().__init__(message, fields={"files": files})
-        self.files = files
 
 
 class TargetMoved(Conflict):
@@ -63,144 +56,11 @@ class NothingToMerge(Conflict):
 
 
 @dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-    date: str = ""  # "@<unix seconds> <+hhmm>"; empty: now
-
-
-@dataclass(frozen=True)
 class MergeResult:
     sha: str
     old: str
     push_id: int | None
     strategy: str
-
-
-def identity_of(user) -> Identity:
-    """The user as a git identity: display name (or username) and email, stripped of what git
-    would refuse or misparse in an ident line."""
-    name = _CONTROL.sub("", (user.display_name or user.get_full_name() or user.username)).strip()[:100]
-    email = _CONTROL.sub("", user.email or "").strip()[:200] or f"{user.username}@users.noreply.hostsite"
-    return Identity(name or user.username, email)
-
-
-def _ident_env(author: Identity, committer: Identity) -> dict[str, str]:
-    env = {
-        "GIT_AUTHOR_NAME": author.name,
-        "GIT_AUTHOR_EMAIL": author.email,
-        "GIT_COMMITTER_NAME": committer.name,
-        "GIT_COMMITTER_EMAIL": committer.email,
-    }
-    if author.date:
-        env["GIT_AUTHOR_DATE"] = author.date
-    return env
-
-
-# --- git plumbing ------------------------------------------------------------------------------
-
-
-def rev_parse(path: Path, spec: str) -> str | None:
-    result = run_git(["rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"], repo=path, check=False)
-    return result.text.strip() or None
-
-
-def is_ancestor(path: Path, a: str, b: str) -> bool:
-    return run_git(["merge-base", "--is-ancestor", a, b], repo=path, check=False).returncode == 0
-
-
-def tree_of(path: Path, commit: str) -> str:
-    return run_git(["rev-parse", f"{commit}^{{tree}}"], repo=path).text.strip()
-
-
-def merge_base(path: Path, a: str, b: str) -> str | None:
-    return run_git(["merge-base", a, b], repo=path, check=False).text.strip() or None
-
-
-def commit_tree(
-    path: Path, tree: str, parents: list[str], message: bytes, *, author: Identity, committer: Identity
-) -> str:
-    args = ["commit-tree", tree]
-    for parent in parents:
-        args += ["-p", parent]
-    return run_git(args, repo=path, input=message, env=_ident_env(author, committer)).text.strip()
-
-
-def _merge_tree(path: Path, args: list[str], what: str) -> str:
-    """`git merge-tree --write-tree`: the merged tree, or MergeConflict naming the files."""
-    result = run_git(
-        ["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", *args], repo=path, check=False
-    )
-    if result.returncode not in (0, 1):
-        if b"unrelated histories" in result.stderr:
-            raise Conflict(f"{what}: the histories have nothing in common.", code="unrelated_histories")
-        raise GitError(["merge-tree", *args], result.returncode, result.stderr)
-    fields = result.stdout.decode("utf-8", "replace").split("\0")
-    tree = fields[0].strip()
-    if result.returncode == 0:
-        return tree
-    files: list[str] = []
-    for name in fields[1:]:
-        if not name:
-            break
-        if name not in files:
-            files.append(name)
-    raise MergeConflict(f"{what} conflicts in {len(files)} file(s): {', '.join(files[:20])}", files)
-
-
-def merge_trees(path: Path, ours: str, theirs: str, what: str) -> str:
-    """Merge two commits, merge-tree finding their merge base(s) itself (git 2.38 form)."""
-    return _merge_tree(path, [ours, theirs], what)
-
-
-def three_way(path: Path, base: str, ours: str, theirs: str, what: str) -> str:
-    """The tree of merging `theirs` into `ours` with `base` as the merge base (a cherry-pick
-    when base is theirs' parent). See the module docstring for git < 2.40."""
-    if base == ours:
-        return tree_of(path, theirs)
-    if git_version() >= (2, 40, 0):
-        return _merge_tree(path, [f"--merge-base={base}", ours, theirs], what)
-    scaffold = Identity("hostsite", "hostsite@localhost", "@0 +0000")
-    message = b"hostsite merge scaffolding\n"
-    side_a = commit_tree(path, tree_of(path, ours), [base], message, author=scaffold, committer=scaffold)
-    side_b = commit_tree(path, tree_of(path, theirs), [base], message, author=scaffold, committer=scaffold)
-    return _merge_tree(path, [side_a, side_b], what)
-
-
-def _subject(path: Path, commit: str) -> str:
-    return run_git(["log", "-1", "--format=%s", commit, "--"], repo=path).text.strip()
-
-
-def _replay(path: Path, commit: str, tree: str, parent: str, committer: Identity) -> str:
-    """`commit` again, as `tree` on `parent`: its author line, encoding and message byte for
-    byte, the merging user as committer. Copied, not re-parsed: histories from old tools carry
-    author lines git accepts but will not write again (a bad time zone, no email: docs/object-checks.md),
-    and commit-tree would refuse them. Written with --literally because git 2.42+ hash-object
-    holds new objects to strict checks; nothing here is new but the committer line, which
-    git formats itself (`git var`)."""
-    raw = run_git(["cat-file", "commit", commit], repo=path).stdout
-    headers, _, message = raw.partition(b"\n\n")
-    lines = headers.split(b"\n")
-    author = next((line for line in lines if line.startswith(b"author ")), None)
-    if author is None:
-        raise Conflict(f"commit {commit[:12]} has no author", code="bad_commit")
-    encoding = b"".join(line + b"\n" for line in lines if line.startswith(b"encoding "))
-    ident = run_git(
-        ["var", "GIT_COMMITTER_IDENT"], repo=path, env=_ident_env(committer, committer)
-    ).stdout.strip()
-    body = (
-        f"tree {tree}\nparent {parent}\n".encode()
-        + author
-        + b"\ncommitter "
-        + ident
-        + b"\n"
-        + encoding
-        + b"\n"
-        + message
-    )
-    return run_git(
-        ["hash-object", "--literally", "-t", "commit", "-w", "--stdin"], repo=path, input=body
-    ).text.strip()
 
 
 # --- strategies --------------------------------------------------------------------------------
@@ -256,11 +116,11 @@ def _rebase(path: Path, target: str, head: str, merger: Identity) -> str:
                 code="rebase_merge_commit",
             )
         tree = three_way(
-            path, parents[0], tip, commit, f"Rebasing {commit[:12]} ({_subject(path, commit)[:80]})"
+            path, parents[0], tip, commit, f"Rebasing {commit[:12]} ({subject(path, commit)[:80]})"
         )
         if tree == tree_of(path, tip):
             continue
-        tip = _replay(path, commit, tree, tip, merger)
+        tip = replay(path, commit, tree, tip, merger)
     return tip
 
 
@@ -299,24 +159,24 @@ def may_merge(user, repo) -> bool:
     """Maintainers and admins, unless a moderator banned them from the repository (a merge is a
     push: the ban refuses both)."""
     role = role_for(user, repo)
-    if role is None or role.label not in policy.WRITE_ROLES:
+    if role is None or role.label not in gitaccess.policy_module().WRITE_ROLES:
         return False
     return not RepositoryBan.objects.filter(repository=repo, user=user).exists()
 
 
 def _check_policy(repo, user, ref: str, old: str, new: str) -> None:
-    """update-ref bypasses the hooks, so apply the rule a push to this ref would meet."""
+    """update-ref bypasses the hooks, so ask the policy the hooks run, as a push would."""
     role = role_for(user, repo)
-    reason = policy.decide(
+    req = GitRequest(
+        repository=repo,
+        user=user,
         role=role.label if role else "",
-        pusher=user.username,
-        update=policy.Update(old, new, ref),
-        rules=rules_for(repo),
-        is_ancestor=lambda a, b: is_ancestor(repo.disk_path, a, b),
-        workspace_ref_count=lambda _user: 0,
+        service="receive-pack",
+        commands=((old, new, ref),),
     )
-    if reason:
-        raise Forbidden(reason, code="refused_by_policy")
+    reasons = gitaccess.check_updates(req, [Update(old, new, ref)])
+    if reasons:
+        raise Forbidden(reasons[0], code="refused_by_policy")
     if not is_ancestor(repo.disk_path, old, new):  # the platform never force-moves a branch
         raise Conflict("The merge would not be a fast-forward of the target branch.", code="not_fast_forward")
 

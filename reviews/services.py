@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import is_valid_refname
+from repos.gittools import is_ancestor, merge_base, rev_parse
 from repos.models import Push, Repository
 from repos.selectors import can_read
 from repos.visibility import refuse_republishing
 from reviews import selectors
-from reviews.merge import is_ancestor, merge_base, rev_parse
 from reviews.models import (
     COMMENT_MAX,
     DESCRIPTION_MAX,

@@ -9,7 +9,7 @@ leaves it frozen.
 - freeze / unfreeze: the owner can no longer push (the pre-receive policy refuses) nor add to
   the workspace from the web (restore an archived ref, open or update a proposal); still visible.
 - hide / unhide: refs/users/<u>/ is not advertised or shown except to its owner, admins and
-  staff (per-request hideRefs in workspaces.gitconfig; pages through selectors.visible_to).
+  staff (per-request hideRefs in workspaces.access.hiding; pages through selectors.visible_to).
 - take down / lift take-down: the refs move to refs/takedown/<u>/ (and back) in one
   `update-ref --stdin` transaction; never advertised to anyone; the workspace accepts nothing.
   The take-down closes the workspace's open proposals in the same transaction (reviews listens
@@ -35,7 +35,7 @@ from repos.errors import Conflict, Forbidden
 from repos.git import run_git
 from repos.locking import repository_lock
 from repos.models import Repository
-from workspaces.gitconfig import TAKEDOWN
+from workspaces.access.hiding import TAKEDOWN
 from workspaces.models import FLAGS, ArchivedRef, AuditEntry, ModerationAction, Workspace
 
 # The bans, reports and shared checks live in their own modules; callers keep using this one.

@@ -7,8 +7,8 @@ from django.db.models import Q
 
 from repos.models import Mirror, Repository, Role
 from repos.selectors import role_for
+from workspaces.access.policy import Rules
 from workspaces.models import FLAGS, ProtectedBranch, RepositoryBan, Workspace, WorkspaceSettings
-from workspaces.policy import Rules
 
 # A take-down refuses pushes (legal hold) and hides the workspace whatever the other flags say.
 NO_PUSH = Q(frozen=True) | Q(taken_down=True)

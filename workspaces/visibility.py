@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repos.git import GitError, run_git
+from repos.gittools import is_zero, list_refs
 from repos.models import Role
 from repos.selectors import role_for
 from repos.visibility import EVERYTHING, View
@@ -114,7 +115,7 @@ def closure(gitdir: Path, prefixes: tuple[str, ...]) -> frozenset[str]:
 
 
 def _compute(gitdir: Path, prefixes: tuple[str, ...]) -> frozenset[str]:
-    listed = run_git(["for-each-ref", "--format=%(objectname)", *prefixes], repo=gitdir).text.split()
+    listed = [entry.oid for entry in list_refs(gitdir, *prefixes)]
     if not listed:
         return frozenset()
     out = run_git(
@@ -190,7 +191,7 @@ class ModeratedView(View):
         return self.hidden
 
     def reaches_hidden(self, tips: Iterable[str]) -> bool:
-        tips = sorted({tip for tip in tips if tip and set(tip) != {"0"}})
+        tips = sorted({tip for tip in tips if tip and not is_zero(tip)})
         if not tips or not self.hidden:
             return False
         try:
@@ -220,7 +221,7 @@ def view_for(repo, user) -> View:
 def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
     """What the pre-receive hook needs to refuse a push that re-publishes hidden content: the
     hidden prefixes, from the database alone (repos/hooks/pre_receive.py walks the rest)."""
-    if not any(set(new) != {"0"} for _old, new, _ref in commands):
+    if not any(not is_zero(new) for _old, new, _ref in commands):
         return {}
     prefixes = hidden_prefixes(repo, user, role)
     return {"HOSTSITE_HIDDEN_PREFIXES": " ".join(prefixes)} if prefixes else {}

@@ -21,7 +21,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import refs_admin
+from repos import refs_admin, refs_listing
 from repos.api.access import repo_or_404, require_admin
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -78,7 +78,7 @@ class RefListView(GenericAPIView):
         """Refs outside workspaces (paginated), with every namespace and its count in `namespaces`."""
         repo = repo_or_404(request, owner, name)
         require_admin(request, repo)
-        _bare, namespaces, entries = refs_admin.refs_under(repo, request.query_params.get("prefix", ""))
+        _bare, namespaces, entries = refs_listing.refs_under(repo, request.query_params.get("prefix", ""))
         page = self.paginate_queryset(entries)
         response = self.get_paginated_response(RepositoryRefSerializer(page, many=True).data)
         response.data["namespaces"] = RefNamespaceSerializer(namespaces, many=True).data

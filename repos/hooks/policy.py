@@ -1,8 +1,14 @@
 # The default push policy: a write role updates any ref. A pure function, imported by the
 # pre-receive hook; standalone (no Django, no project imports; see repos/hooks/__init__.py).
-# workspaces installs its ref-namespace policy in its place (repos.extensions), with the
-# same decide_all() interface.
+# A git access backend may name another policy (repos.gitaccess: workspaces names its
+# ref-namespace policy); every policy has the same entry point, rules_from_env(env) then
+# decide_all(...), which the hook and the web process's writes (repos.gitaccess.policy) call.
 from __future__ import annotations
+
+try:  # installed beside the hooks, with updates.py (repos.storage.install_hooks)
+    from updates import is_zero
+except ImportError:  # imported as part of the project (the web process, tests)
+    from repos.hooks.updates import is_zero
 
 WRITE_ROLES = ("maintainer", "admin")
 
@@ -10,7 +16,7 @@ WRITE_ROLES = ("maintainer", "admin")
 # embeddings, overrides and isolates (the "Trojan Source" trick: a ref that displays as
 # another), zero-width and joiner characters, the soft hyphen, the byte-order mark, blank
 # fillers and spaces that look like the ASCII space git refuses, variation selectors and tags.
-# Kept identical in repos/hooks/policy.py and workspaces/policy.py (tests compare them): each is
+# Kept identical in repos/hooks/policy.py and workspaces/access/policy.py (tests compare them): each is
 # installed as a standalone hook script.
 INVISIBLE = frozenset(
     cp
@@ -58,6 +64,11 @@ def invisible_reason(ref: str) -> str | None:
     )
 
 
+def rules_from_env(env) -> None:
+    """This policy has no rules beyond the role."""
+    return None
+
+
 def decide_all(*, role, pusher, updates, rules=None, is_ancestor=None, workspace_ref_count=None):
     """The reasons for refusing the push (empty list: accept)."""
     if role not in WRITE_ROLES:
@@ -65,8 +76,4 @@ def decide_all(*, role, pusher, updates, rules=None, is_ancestor=None, workspace
             f"you need write access to push to {shown(u.ref)} (your role: {role or 'none'})" for u in updates
         ]
     # Deleting such a ref stays possible: that is how one pushed before this rule goes away.
-    return [reason for u in updates if not _is_zero(u.new) and (reason := invisible_reason(u.ref))]
-
-
-def _is_zero(oid: str) -> bool:
-    return set(oid) == {"0"}
+    return [reason for u in updates if not is_zero(u.new) and (reason := invisible_reason(u.ref))]

@@ -1,5 +1,5 @@
 # pre-receive: the platform's gate for every ref update. Standalone: no Django, no project
-# imports beyond policy.py, installed next to it (see repos/hooks/__init__.py). The web view
+# imports beyond policy.py and updates.py, installed next to it (see repos/hooks/__init__.py). The web view
 # decides who is pushing, their role and the repository's rules, and passes them in HOSTSITE_*
 # variables; this script asks git only for what a rule needs (ancestry, ref counts).
 # Imports are kept to the bare minimum: they are most of this hook's cost (bench/smart_http.py).
@@ -8,21 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import policy
-
-
-class Update:
-    __slots__ = ("new", "old", "ref")
-
-    def __init__(self, old: str, new: str, ref: str):
-        self.old, self.new, self.ref = old, new, ref
-
-    @property
-    def is_create(self):
-        return set(self.old) == {"0"}
-
-    @property
-    def is_delete(self):
-        return set(self.new) == {"0"}
+from updates import Update
 
 
 def is_ancestor(old: str, new: str) -> bool:
@@ -154,12 +140,12 @@ def main() -> int:
         parts = line.rstrip("\n").split(" ", 2)
         if len(parts) == 3:
             updates.append(Update(*parts))
-    rules = policy.Rules.from_env(os.environ) if hasattr(policy, "Rules") else None
+    # Every policy has this entry point (repos/hooks/policy.py, or a git access backend's).
     reasons = policy.decide_all(
         role=os.environ.get("HOSTSITE_ROLE", ""),
         pusher=pusher,
         updates=updates,
-        rules=rules,
+        rules=policy.rules_from_env(os.environ),
         is_ancestor=is_ancestor,
         workspace_ref_count=workspace_ref_count,
     )

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
-from repos import refs_admin
+from repos import refs_admin, refs_listing
 from repos.errors import InvalidInput, ServiceError
 from repos.views import admin_repo_or_404
 
@@ -70,10 +70,10 @@ def repository_refs(request, owner: str, name: str):
         return redirect(_post(request, repo))
     status, prefix = 200, request.GET.get("prefix", "")
     try:
-        listing = refs_admin.refs_list(repo, prefix, page=_page(request.GET.get("page")), per_page=PER_PAGE)
+        listing = refs_listing.refs_list(repo, prefix, page=_page(request.GET.get("page")), per_page=PER_PAGE)
     except ServiceError as exc:
         messages.error(request, exc.message)
-        status, listing = 400, refs_admin.refs_list(repo, "", per_page=PER_PAGE)
+        status, listing = 400, refs_listing.refs_list(repo, "", per_page=PER_PAGE)
     shown = listing.prefix
     if shown and any(entry.ref != shown for entry in listing.refs):
         shown += "/"
@@ -84,7 +84,7 @@ def repository_refs(request, owner: str, name: str):
             "repo": repo,
             "listing": listing,
             "shown_prefix": shown,
-            "imported": refs_admin.IMPORTED_REFS,
+            "imported": refs_listing.IMPORTED_REFS,
             "default_ref": f"refs/heads/{repo.default_branch}",
             "prev_url": _here(repo, listing.prefix, listing.page - 1) if listing.page > 1 else "",
             "next_url": _here(repo, listing.prefix, listing.page + 1) if listing.page < listing.pages else "",

@@ -16,12 +16,13 @@ import pytest
 from django.db.models import Sum
 from django.test import Client
 
-from bundles import gitconfig, services
+from bundles import access as gitconfig
+from bundles import services
 from bundles.models import Bundle, BundleState, Flavor, Kind
 from bundles.storage import FileStorage
-from repos import extensions
-from repos.extensions import GitClient
+from repos import gitaccess
 from repos.git import git_version
+from repos.gitaccess import GitClient, GitRequest
 from repos.models import DailyTransfer
 from tests.bundles.conftest import add_commits, refs_of
 from tests.bundles.test_live import bundle_downloads, clone
@@ -81,9 +82,8 @@ def built(git_home, tmp_path, bundle_store):
 
 def config(repo, *, advertise=False, client=V2, service="upload-pack"):
     """The bundle-uri part of a request's git config (other apps add theirs, e.g. hidden refs)."""
-    pairs = extensions.git_config(
-        repo, None, "", service=service, advertise=advertise, refs=None, client=client
-    )
+    req = GitRequest(repository=repo, user=None, role="", service=service, client=client)
+    pairs = gitaccess.git_config(req, advertise=advertise, refs=None)
     return [(k, v) for k, v in pairs if k.startswith("bundle.") or k == "uploadpack.advertiseBundleURIs"]
 
 

@@ -19,7 +19,7 @@ from repos.git import run_git
 from repos.hooks import policy as default_policy
 from repos.templatetags.names import visible, visible_text
 from tests.factories import UserFactory
-from workspaces import policy as workspace_policy
+from workspaces.access import policy as workspace_policy
 
 ZERO = "0" * 40
 

@@ -10,7 +10,7 @@ from repos.git import run_git
 from repos.smarthttp import _service_argv, _with_limits
 from tests.factories import UserFactory
 from tests.gitutil import make_history
-from workspaces.gitconfig import git_config
+from workspaces.access.hiding import git_config
 
 pytestmark = pytest.mark.django_db
 
@@ -129,10 +129,8 @@ def test_repository_with_alternates_is_left_to_git(busy_repo, tmp_path):
 
 def test_workspaces_asks_for_the_prefix_path_on_advertisement_only(busy_repo):
     alice = UserFactory(username="alice")
-    get = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=True, refs=None)
-    post = git_config(
-        busy_repo, alice, "reader", service="receive-pack", advertise=False, refs=["refs/heads/main"]
-    )
+    get = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=True)
+    post = git_config(busy_repo, alice, "reader", service="receive-pack", advertise=False)
     assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", "refs/users/alice"]
     assert advertisement.shown_prefixes(post) is None
     assert ("receive.hideRefs", "refs/users/") in post and ("receive.hideRefs", "!refs/users/alice/") in post

@@ -51,10 +51,16 @@ def test_created_repository_layout_and_configuration(settings):
     for name in storage.HOOK_NAMES:
         hook = storage.hooks_dir() / name
         assert hook.exists() and hook.stat().st_mode & 0o111
-        # The standard library and the sibling policy module only: never Django or the project.
-        assert imported_modules(hook.read_text()) <= set(sys.stdlib_module_names) | {"policy"}
+        # The standard library and the sibling modules only: never Django or the project.
+        assert imported_modules(hook.read_text()) <= set(sys.stdlib_module_names) | {"policy", "updates"}
+    # The project only as the fallback when imported in the web process (tests/repos/test_gitaccess.py
+    # runs the installed modules alone).
     for module in storage.HOOK_MODULES:
-        assert imported_modules((storage.hooks_dir() / module).read_text()) <= {"__future__"}
+        assert imported_modules((storage.hooks_dir() / module).read_text()) <= {
+            "__future__",
+            "updates",
+            "repos",
+        }
     assert run_git(["symbolic-ref", "HEAD"], repo=path).text.strip() == "refs/heads/main"
     # No names on disk: only the id.
     assert repo.name not in str(path)

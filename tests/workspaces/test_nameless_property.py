@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from repos import extensions, pushes, services, smarthttp
+from repos import gitaccess, pushes, services, smarthttp
 from repos.errors import Conflict
 from repos.models import Role
 from repos.selectors import role_for
@@ -149,15 +149,14 @@ class Hosted:
         fd, updates = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
         try:
-            config = extensions.git_config(
-                self.repo, user, pusher.role_label, service="receive-pack", advertise=False, refs=[ref]
-            )
+            req = smarthttp.git_request(self.repo, "receive-pack", pusher, None, [(old, new, ref)])
+            config = gitaccess.git_config(req, advertise=False, refs=[ref])
             receive_pack = shlex.join(
                 ["git", *(f for k, v in config for f in ("-c", f"{k}={v}")), "receive-pack"]
             )
             env = {
                 **self.env,
-                **extensions.hook_environment(self.repo, user, pusher.role_label, [(old, new, ref)]),
+                **gitaccess.hook_env(req),
                 "HOSTSITE_PUSHER": user.username,
                 "HOSTSITE_PUSHER_ID": str(user.pk),
                 "HOSTSITE_ROLE": pusher.role_label,

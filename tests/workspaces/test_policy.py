@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workspaces.policy import Rules, Update, decide, decide_all
+from workspaces.access.policy import Rules, Update, decide, decide_all
 
 A, B, C, Z = "a" * 40, "b" * 40, "c" * 40, "0" * 40
 # B descends from A; C does not (a force-push from A to C).
@@ -133,12 +133,16 @@ def test_policy_module_is_standalone():
     import ast
     from pathlib import Path
 
-    import workspaces.policy as module
+    import workspaces.access.policy as module
 
     tree = ast.parse(Path(module.__file__).read_text())
     imported = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__"}
+    # updates.py is installed beside it; the project's copy is only the web process's fallback.
+    assert imported <= {"__future__", "updates", "repos"}
+    fallback = next(n for n in tree.body if isinstance(n, ast.Try))
+    assert fallback.handlers[0].type.id == "ImportError"
+    assert [n.module for n in fallback.handlers[0].body] == ["repos.hooks.updates"]
 
 
 def test_rules_round_trip_through_the_environment():

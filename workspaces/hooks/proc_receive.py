@@ -9,7 +9,10 @@ import re
 import subprocess
 import sys
 
-ZERO = "0" * 40
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from updates import ZERO_OID as ZERO  # installed beside this hook (repos.storage.install_hooks)
+from updates import is_zero
+
 SHORT = 12
 _TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A nameless head's last component: the commit it was created at, abbreviated (longer when 12
@@ -69,7 +72,7 @@ def handle(old, new, ref, pusher, options, limit, heads=None, restored=frozenset
     pushes wrote, with their branch; `restored`: refs restored after their work landed (both
     from the web view, workspaces.nameless)."""
     heads = heads or {}
-    if new == ZERO:
+    if is_zero(new):
         return (
             f"ng {ref} deleting through refs/for/ is not possible; delete the workspace ref: "
             f"git push origin :refs/users/{pusher}/<name>"
@@ -97,7 +100,7 @@ def handle(old, new, ref, pusher, options, limit, heads=None, restored=frozenset
         target, current = nameless_target(new, branch, f"{prefix}{branch}/", heads, restored)
         if target is None:
             return f"ng {ref} too many workspace refs named after {new[:SHORT]}; delete some", []
-    if current == ZERO:
+    if is_zero(current):
         count = git("for-each-ref", "--format=x", prefix).stdout.count(
             "\n"
         )  # exact: proc-receive runs git anyway
@@ -115,7 +118,7 @@ def handle(old, new, ref, pusher, options, limit, heads=None, restored=frozenset
     if result.returncode != 0:
         return f"ng {ref} {target} changed while pushing; push again", []
     lines = [f"option refname {target}", f"option old-oid {current}", f"option new-oid {new}"]
-    if current != ZERO and not is_ancestor(current, new):
+    if not is_zero(current) and not is_ancestor(current, new):
         lines.append("option forced-update")
     return f"ok {ref}", lines
 
@@ -168,7 +171,7 @@ def retired_topic(ref, target, current, branch, heads, restored):
     so other work cannot get a new one: the push is refused rather than capture a ref whose
     work landed, or that was proposed for another branch. A live topic ref of the same branch
     is the topic's work and follows it, rewritten or not (a new revision of its proposal)."""
-    if current == ZERO:
+    if is_zero(current):
         return None
     if target in restored:
         why = "was restored after its work landed"

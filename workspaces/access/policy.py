@@ -3,10 +3,15 @@
 # or anything of the project, because the hook runs it without booting an application
 # (see repos/hooks/__init__.py). Git facts it needs (ancestry, ref counts) come in as
 # callables (is_ancestor(old, new) -> bool, workspace_ref_count(user) -> int), so the
-# function stays pure and the hook only asks git when a rule needs it.
+# function stays pure and the hook only asks git when a rule needs it. The entry point is the
+# one every policy has (repos/hooks/policy.py): rules_from_env(env), then decide_all(...).
 from __future__ import annotations
 
-ZERO_OID = "0" * 40
+try:  # installed beside the hooks, with updates.py (repos.storage.install_hooks)
+    from updates import Update
+except ImportError:  # imported as part of the project (the web process, tests)
+    from repos.hooks.updates import Update
+
 WRITE_ROLES = ("maintainer", "admin")
 READ_ROLES = ("reader", "maintainer", "admin")
 MAX_REF_BYTES = 255
@@ -18,7 +23,7 @@ INTERNAL = ("refs/archive/", "refs/takedown/")
 # embeddings, overrides and isolates (the "Trojan Source" trick: a ref that displays as
 # another), zero-width and joiner characters, the soft hyphen, the byte-order mark, blank
 # fillers and spaces that look like the ASCII space git refuses, variation selectors and tags.
-# Kept identical in repos/hooks/policy.py and workspaces/policy.py (tests compare them): each is
+# Kept identical in repos/hooks/policy.py and workspaces/access/policy.py (tests compare them): each is
 # installed as a standalone hook script.
 INVISIBLE = frozenset(
     cp
@@ -152,23 +157,8 @@ class Rules:
         )
 
 
-class Update:
-    __slots__ = ("new", "old", "ref")
-
-    def __init__(self, old: str, new: str, ref: str):
-        self.old, self.new, self.ref = old, new, ref
-
-    @property
-    def is_create(self) -> bool:
-        return _is_zero(self.old)
-
-    @property
-    def is_delete(self) -> bool:
-        return _is_zero(self.new)
-
-
-def _is_zero(oid: str) -> bool:
-    return set(oid) == {"0"}
+def rules_from_env(env) -> Rules:
+    return Rules.from_env(env)
 
 
 def _workspace_hint(pusher: str, name: str) -> str:

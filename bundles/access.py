@@ -1,4 +1,5 @@
-"""Bundles advertised through protocol v2 (registered in BundlesConfig.ready).
+"""Bundles advertised through protocol v2: bundles' git access backend (repos.gitaccess),
+named in settings.GIT_ACCESS_BACKENDS as bundles.access.BundleAccess.
 
 git 2.40 added the `bundle-uri` command to upload-pack: with `uploadpack.advertiseBundleURIs`
 it advertises the capability, and answers the command with every `bundle.*` key of its
@@ -16,7 +17,8 @@ from django.conf import settings
 
 from bundles import listing, selectors
 from repos.git import git_version
-from repos.smarthttp import wants_v2
+from repos.gitaccess import BaseGitAccess, GitRequest
+from repos.gitprotocol import wants_v2
 
 ADVERTISE = ("uploadpack.advertiseBundleURIs", "true")
 
@@ -27,8 +29,16 @@ def advertises_bundle_uris() -> bool:
     return git_version() >= (2, 40, 0)
 
 
-def git_config(repo, user, role: str, *, service: str, advertise: bool, refs, client=None):
-    if service != "upload-pack" or client is None or not wants_v2(client.protocol):
+class BundleAccess(BaseGitAccess):
+    def git_config(
+        self, req: GitRequest, *, advertise: bool, refs: list[str] | None
+    ) -> list[tuple[str, str]]:
+        return git_config(req, advertise=advertise)
+
+
+def git_config(req: GitRequest, *, advertise: bool) -> list[tuple[str, str]]:
+    repo, client = req.repository, req.client
+    if req.service != "upload-pack" or client is None or not wants_v2(client.protocol):
         return []  # pushes, and v0/v1 fetches, have no bundle-uri command
     if not advertises_bundle_uris():
         return []

@@ -1,30 +1,11 @@
-"""What workspaces adds to every push: the rules for the pre-receive hook, per-push ref
-hiding, and proc-receive for nameless pushes (registered in WorkspacesConfig.ready)."""
+"""Which refs a git request may see and reach: per-request hideRefs for fetches and pushes,
+and the protocol v2 wants no hideRefs stops."""
 
 from __future__ import annotations
 
 from repos.names import IMPORTED_REFS
 from repos.visibility import normalize_oid
-from workspaces import browse, selectors, visibility
-
-
-def hook_environment(repo, user, role: str, commands) -> dict[str, str]:
-    env = selectors.rules_for(repo).to_env()
-    if user is not None and any(
-        set(old) == {"0"} and (ref.startswith(f"refs/users/{user.username}/") or ref.startswith("refs/for/"))
-        for old, _new, ref in commands
-    ):
-        # The push creates refs in the pusher's workspace: count what is there now, here, so
-        # the hook need not start git (and import subprocess) on the push's critical path.
-        # A concurrent push by the same user can overshoot the limit by its own size at most.
-        env["HOSTSITE_WORKSPACE_REF_COUNT"] = str(browse.count_user_refs(repo, user.username))
-    # Which refs nameless pushes wrote, and which were restored after their work landed:
-    # only the database knows, and proc-receive advances only the former.
-    from workspaces import nameless
-
-    env.update(nameless.hook_environment(repo, user, commands))
-    return env
-
+from workspaces import selectors, visibility
 
 # Where cleanup keeps deleted workspace refs (workspaces.cleanup): never advertised, never
 # pushable. Protocol v0 refuses wants no advertised ref reaches; git 2.39's v2 serves any object
@@ -47,7 +28,7 @@ def _hidden_workspaces(repo, user, role: str) -> list[str]:
     return [f"refs/users/{name}/" for name in selectors.invisible_usernames(repo) if name != own]
 
 
-def git_config(repo, user, role: str, *, service: str, advertise: bool, refs):
+def git_config(repo, user, role: str, *, service: str, advertise: bool) -> list[tuple[str, str]]:
     if service == "upload-pack":
         return [
             ("uploadpack.hideRefs", value)

@@ -1,0 +1,76 @@
+"""Who may reach a repository over git, decided before git starts.
+
+Answers, per DESIGN.md: an anonymous request for a repository that is not public gets 401
+with a Basic challenge whether or not it exists (git then asks for credentials, and existence
+does not leak); a signed-in user who may not read it gets 404. Pushing always needs
+credentials: a token with the write scope. Which refs the pusher may update is the
+pre-receive hook's decision (the policy of repos.gitaccess), so its refusal reaches the user
+as a `remote:` line.
+
+The one access rule for everything git clients fetch: smart HTTP, bundle lists and objects.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from repos import selectors, sources
+from repos.auth import parse_authorization
+from repos.gitprotocol import SERVICES, GitHTTPError, Pusher
+from repos.models import Repository
+from repos.redirects import RepositoryMoved
+from repos.tokens import authenticate_token
+
+
+def git_credentials(request: HttpRequest):
+    """(user, token) from Basic <username>:<token>; (None, None) if none were sent.
+
+    Raises GitHTTPError(401) for credentials that do not authenticate: account passwords
+    never work here, only tokens.
+    """
+    try:
+        parsed = parse_authorization(request.META.get("HTTP_AUTHORIZATION", ""))
+    except ValueError:
+        raise GitHTTPError(401, "Malformed credentials") from None
+    if parsed is None:
+        return None, None
+    username, secret = parsed
+    token = authenticate_token(secret, username=username)
+    if token is None:
+        raise GitHTTPError(
+            401, "Invalid credentials: use your username and a personal access token as the password"
+        )
+    return token.user, token
+
+
+def authorize(
+    request: HttpRequest, owner: str, name: str, service: str = "upload-pack"
+) -> tuple[Repository, Pusher]:
+    """The repository and pusher for this request, or GitHTTPError with the status to send
+    (RepositoryMoved for a renamed repository its reader may follow)."""
+    if service not in SERVICES.values():
+        raise GitHTTPError(403, "Only the smart HTTP protocol is supported")
+    user, token = git_credentials(request)
+    repo = selectors.repository_by_name(owner, name)
+    if repo is None:
+        # A renamed or transferred repository: redirect whoever may read it (git follows the
+        # redirect of info/refs and uses the new URL for the rest of the operation).
+        moved = selectors.redirected_repository(owner, name)
+        if moved is not None and selectors.can_read(user, moved):
+            raise RepositoryMoved(moved, owner, name)
+    if user is None:
+        if repo is None or not repo.is_public or repo.is_deleted or service == "receive-pack":
+            raise GitHTTPError(401, "Authentication required")
+        return repo, Pusher(None, None)
+    if repo is None or not selectors.can_read(user, repo):
+        raise GitHTTPError(404, "Repository not found")
+    if repo.is_deleted and service == "receive-pack":
+        # Staff may still fetch a deleted repository; nobody writes to it until it is restored.
+        raise GitHTTPError(403, "This repository is deleted; restore it before pushing")
+    if service == "receive-pack" and not token.allows_write:
+        raise GitHTTPError(403, "This token has the read scope; pushing needs a token with the write scope")
+    if service == "receive-pack" and sources.active_import(repo) is not None:
+        # The import's atomic fetch would fail on a ref a push created meanwhile, and a failed
+        # or cancelled import removes the repository with whatever was pushed.
+        raise GitHTTPError(403, "This repository is being imported; push when the import has finished")
+    return repo, Pusher(user, selectors.role_for(user, repo))

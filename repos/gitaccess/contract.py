@@ -1,0 +1,88 @@
+"""The git access contract: what another app may add to a git request, through one typed
+interface named in settings (GIT_ACCESS_BACKENDS, the way Django names
+AUTHENTICATION_BACKENDS).
+
+repos decides who is asking and whether they may read or push at all (repos.gitaccess.authorize);
+backends shape the rest: the ref policy the hooks run, extra hooks, the hooks' environment,
+per-request `git -c` configuration (ref hiding, bundle lists), and what a fetch may not reach.
+repos never imports the apps that implement it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+# (old, new, ref) as a push sends it
+Command = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class GitClient:
+    """What a backend may know of the client behind one smart HTTP request."""
+
+    accept_encoding: str = ""  # its Accept-Encoding (git's curl lists what it can decode)
+    remote_addr: str = ""
+    base_url: str = ""  # the site's absolute URL as the client reached it, "http://host/"
+    protocol: str | None = None  # the Git-Protocol header, "version=2" for v2
+
+
+@dataclass(frozen=True)
+class GitRequest:
+    """One git operation on one repository, as the backends see it."""
+
+    repository: Any  # repos.models.Repository
+    user: Any | None  # None: anonymous
+    role: str  # the role label the hooks see ("reader", "maintainer", "admin"; "" for none)
+    service: str  # "upload-pack" or "receive-pack"
+    client: GitClient | None = None
+    commands: tuple[Command, ...] = ()  # a push's ref updates
+
+
+@runtime_checkable
+class GitAccess(Protocol):
+    def policy_source(self) -> Path | None:
+        """A standalone policy file the hooks install as policy.py, or None."""
+
+    def extra_hooks(self) -> dict[str, Path]:
+        """hook name (e.g. "proc-receive") -> standalone script source."""
+
+    def hook_env(self, req: GitRequest) -> dict[str, str]:
+        """Environment for the hooks of a push (rules the policy reads, for instance)."""
+
+    def git_config(
+        self, req: GitRequest, *, advertise: bool, refs: list[str] | None
+    ) -> list[tuple[str, str]]:
+        """`git -c key=value` pairs for this request (the advertisement when `advertise`)."""
+
+    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
+        """Whether this viewer may not see the object `sha` (normalised)."""
+
+    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
+        """Why a fetch is refused, or None. `wants()` parses the request: call it only if needed."""
+
+
+class BaseGitAccess:
+    """No-op defaults: a backend overrides only what it adds."""
+
+    def policy_source(self) -> Path | None:
+        return None
+
+    def extra_hooks(self) -> dict[str, Path]:
+        return {}
+
+    def hook_env(self, req: GitRequest) -> dict[str, str]:
+        return {}
+
+    def git_config(
+        self, req: GitRequest, *, advertise: bool, refs: list[str] | None
+    ) -> list[tuple[str, str]]:
+        return []
+
+    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
+        return False
+
+    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
+        return None

@@ -1,0 +1,54 @@
+"""WorkspaceAccess: what workspaces adds to every git request, through the git access
+contract (repos.gitaccess)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from repos.gitaccess import BaseGitAccess, GitRequest
+from repos.hooks.updates import is_zero
+from workspaces import browse, nameless, selectors, visibility
+from workspaces.access import hiding
+
+HERE = Path(__file__).resolve().parent
+
+
+class WorkspaceAccess(BaseGitAccess):
+    def policy_source(self) -> Path:
+        # The hooks judge pushes with the ref-namespace policy.
+        return HERE / "policy.py"
+
+    def extra_hooks(self) -> dict[str, Path]:
+        # Nameless pushes (refs/for/...) go through proc-receive.
+        return {"proc-receive": HERE.parent / "hooks" / "proc_receive.py"}
+
+    def hook_env(self, req: GitRequest) -> dict[str, str]:
+        repo, user = req.repository, req.user
+        env = selectors.rules_for(repo).to_env()
+        if user is not None and any(
+            is_zero(old) and ref.startswith((f"refs/users/{user.username}/", "refs/for/"))
+            for old, _new, ref in req.commands
+        ):
+            # The push creates refs in the pusher's workspace: count what is there now, here,
+            # so the hook need not start git (and import subprocess) on the push's critical
+            # path. A concurrent push by the same user can overshoot the limit by its own size.
+            env["HOSTSITE_WORKSPACE_REF_COUNT"] = str(browse.count_user_refs(repo, user.username))
+        # Which refs nameless pushes wrote, and which were restored after their work landed:
+        # only the database knows, and proc-receive advances only the former.
+        env.update(nameless.hook_environment(repo, user, req.commands))
+        # Pushes may not point refs at content a moderator took down or hid (pre-receive).
+        env.update(visibility.hook_environment(repo, user, req.role, req.commands))
+        return env
+
+    def git_config(
+        self, req: GitRequest, *, advertise: bool, refs: list[str] | None
+    ) -> list[tuple[str, str]]:
+        return hiding.git_config(req.repository, req.user, req.role, service=req.service, advertise=advertise)
+
+    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
+        return not visibility.view_for(req.repository, req.user).object_visible(sha)
+
+    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
+        # Protocol v2 serves objects by id whatever hideRefs says: wants are checked too.
+        return hiding.refused_wants(req.repository, req.user, req.role, wants)
