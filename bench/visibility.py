@@ -30,7 +30,7 @@ bench.smart_http starts it, with bench.harness):
      page request) and warm (the next page request); and in-process, in `manage.py shell`:
      computing it, reading the cache file, the per-process memory, the refs fingerprint;
    - the installed pre-receive hook run directly, with the environment the platform passes
-     (`repos.extensions.hook_environment`, which brings HOSTSITE_HIDDEN_PREFIXES on
+     (`repos.gitaccess.hook_env`, which brings HOSTSITE_HIDDEN_PREFIXES on
      bench/moderated only), carol creating a ref at a new commit.
    It also checks that the rule applies: mallory's commit is a 404 page, a refused v2 want and
    a refused push on bench/moderated, and served on bench/plain.

@@ -99,13 +99,15 @@ def measure_closure(hs: dict, runs: int) -> dict:
 HOOK_ENV_CODE = """
 import json
 from django.contrib.auth import get_user_model
-from repos import extensions
+from repos import gitaccess
 from repos.models import Repository
 carol = get_user_model().objects.get(username='carol')
 out = {}
 for name in ('moderated', 'plain'):
     repo = Repository.objects.get(owner__username='bench', name=name)
-    env = extensions.hook_environment(repo, carol, 'reader', [('0' * 40, '1' * 40, 'refs/users/carol/hook')])
+    req = gitaccess.GitRequest(repository=repo, user=carol, role='reader', service='receive-pack',
+                               commands=(('0' * 40, '1' * 40, 'refs/users/carol/hook'),))
+    env = gitaccess.hook_env(req)
     out[name] = dict(env, HOSTSITE_REPO_ID=str(repo.pk), HOSTSITE_PUSHER_ID=str(carol.pk))
 print(json.dumps(out))
 """
