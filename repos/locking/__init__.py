@@ -23,6 +23,7 @@ import re
 import time
 import zlib
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Protocol
 
 from django.conf import settings
@@ -142,6 +143,6 @@ def repository_lock(repo_id: int, *, purpose: str, timeout: float = 60.0) -> Ite
         yield
 
 
-def lock_path(repo_id: int, kind: str = "repository"):
+def lock_path(repo_id: int, kind: str = "repository") -> Path:
     """The file behind a lock on SQLite (for operators and tests)."""
     return flock.lock_path(kind, repo_id)

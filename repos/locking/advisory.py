@@ -20,6 +20,7 @@ NOTE_BYTES = 63
 class AdvisoryLock:
     def __init__(self, key: tuple[int, int], note: str) -> None:
         self.key = key
+        self.closed = False
         self.db = connections.create_connection(DEFAULT_DB_ALIAS)
         # Released from whichever thread ends the job (a Celery task's finally, a heartbeat).
         self.db.inc_thread_sharing()
@@ -48,12 +49,12 @@ class AdvisoryLock:
         self.close()
 
     def close(self) -> None:
-        if self.db is not None:
+        if not self.closed:
+            self.closed = True
             try:
                 self.db.close()
             finally:
                 self.db.dec_thread_sharing()
-                self.db = None
 
 
 def holders(keys: dict[int, tuple[int, int]]) -> dict[int, str]:
