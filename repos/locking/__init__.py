@@ -53,9 +53,14 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
 def lock_key(kind: str, repo_id: int) -> tuple[int, int]:
     """(int4, int4) for pg_try_advisory_lock: a stable key per kind (its CRC-32), and the
     repository id (ids past 2**31 wrap, sharing a lock with one four billion away)."""
+    _check_kind(kind)
+    return _int4(zlib.crc32(kind.encode())), _int4(int(repo_id))
+
+
+def _check_kind(kind: str) -> None:
+    # Part of a file name on SQLite.
     if not _KIND.fullmatch(kind):
         raise ValueError(f"lock kind must be a short lowercase word, got {kind!r}")
-    return _int4(zlib.crc32(kind.encode())), _int4(int(repo_id))
 
 
 def _int4(value: int) -> int:
@@ -70,7 +75,7 @@ def uses_advisory_locks() -> bool:
 def _open(kind: str, repo_id: int, note: str) -> _Lock:
     if uses_advisory_locks():
         return advisory.AdvisoryLock(lock_key(kind, repo_id), note)
-    lock_key(kind, repo_id)  # the same check on the kind
+    _check_kind(kind)
     return flock.FileLock(kind, repo_id, note)
 
 
@@ -123,7 +128,7 @@ def holders(kind: str, repo_ids: Iterable[int]) -> dict[int, str]:
     ids = {int(repo_id) for repo_id in repo_ids}
     if uses_advisory_locks():
         return advisory.holders({repo_id: lock_key(kind, repo_id) for repo_id in ids})
-    lock_key(kind, 0)
+    _check_kind(kind)
     return flock.holders(kind, ids)
 
 
