@@ -1,11 +1,11 @@
-"""One bundle build at a time per repository: a claim taken with a conditional UPDATE
-(repos.maintenance's pattern, Zulip's), released on every exit path.
+"""One bundle build at a time per repository: repos.locking's "bundles" claim, so a build
+excludes builds on every worker host sharing the database, and a worker that dies (even by
+SIGKILL) releases it with its process or connection.
 
-A claim names its holder (`host:pid:start:nonce`, start being the process's start time, so a
-recycled pid does not look alive) and is a lease: while a build runs, a heartbeat renews it
-every fifth of BUNDLE_STALE_CLAIM. A worker killed with SIGKILL cannot release it, so a claim
-whose process is gone from this host is taken over at once, and any claim not renewed for
-BUNDLE_STALE_CLAIM (its worker died on another host, or hung) is taken over then.
+The holder records its name (`host:pid:nonce`) in BundleLock and on its BundleBuild row, for
+the history page and for bundles.services' reaper: a recorded holder whose lock is free is
+dead. While a build runs, a heartbeat renews both rows every fifth of BUNDLE_STALE_CLAIM, so
+a build whose worker hangs shows its last sign of life (the reaper fails it after the lease).
 """
 
 from __future__ import annotations
@@ -16,90 +16,72 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Q
 from django.utils import timezone
 
 from bundles.models import BuildState, BundleBuild, BundleLock
+from repos import locking
 
 log = logging.getLogger(__name__)
 
+KIND = "bundles"
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
-    if there is no such process (or no /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) may contain spaces and parentheses: count from its end.
-    return stat.rpartition(")")[2].split()[19]
+# The claims this process holds, by holder name: release() gets a name back from the caller.
+_held: dict[str, locking.Claim] = {}
 
 
 def holder_name() -> str:
     """A new claim name for this process."""
-    pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or '0'}:{uuid.uuid4().hex[:12]}"
-
-
-def holder_is_dead(holder: str) -> bool:
-    """True if the holder's process is known to be gone: it ran on this host and no process
-    with its pid (and start time) exists. A holder on another host is never known dead here;
-    its lease decides."""
-    parts = holder.split(":")
-    if len(parts) < 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
-        return False
-    pid = int(parts[1])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass  # alive, another user's
-    if len(parts) >= 4 and parts[2] != "0":
-        started = _start_time(pid)
-        return started is not None and started != parts[2]
-    return False
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
 def claim(repo_id: int) -> str | None:
-    """The claim's name if this process now holds the repository's lock, else None."""
-    BundleLock.objects.bulk_create([BundleLock(repository_id=repo_id)], ignore_conflicts=True)
+    """The claim's name if this process now holds the repository's build lock, else None."""
     me = holder_name()
-    now = timezone.now()
-    stale = now - settings.BUNDLE_STALE_CLAIM
-    locks = BundleLock.objects.filter(pk=repo_id)
-    if locks.filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)).update(
-        claimed_at=now, claimed_by=me
-    ):
-        return me
-    holder = locks.values_list("claimed_by", flat=True).first()
-    # Conditional on the same holder, so two workers cannot both take over a dead claim.
-    if (
-        holder
-        and holder_is_dead(holder)
-        and locks.filter(claimed_by=holder).update(claimed_at=now, claimed_by=me)
-    ):
-        return me
-    return None
+    held = locking.claim(KIND, repo_id, note=me)
+    if held is None:
+        return None
+    try:
+        # Whatever name the row held is a dead holder's: the lock was free.
+        BundleLock.objects.update_or_create(
+            repository_id=repo_id, defaults={"claimed_at": timezone.now(), "claimed_by": me}
+        )
+    except BaseException:
+        held.release()
+        raise
+    _held[me] = held
+    return me
 
 
 def release(repo_id: int, me: str) -> None:
-    BundleLock.objects.filter(pk=repo_id, claimed_by=me).update(claimed_at=None, claimed_by="")
+    held = _held.pop(me, None)
+    try:
+        BundleLock.objects.filter(pk=repo_id, claimed_by=me).update(claimed_at=None, claimed_by="")
+    finally:
+        if held is not None:
+            held.release()
 
 
 def is_claimed(repo_id: int) -> bool:
-    return BundleLock.objects.filter(pk=repo_id, claimed_at__isnull=False).exists()
+    """A build holds the repository now (a dead one's record does not count)."""
+    return locking.is_claimed(KIND, repo_id)
 
 
-def holders(repo_ids) -> dict[int, str]:
-    """repository id -> current claim name, for the claimed ones among repo_ids."""
+def holders(repo_ids: Iterable[int]) -> dict[int, str]:
+    """repository id -> recorded claim name, for those among repo_ids with a record: the live
+    holder's, or a dead one's until the next claim (holder_is_dead tells them apart)."""
     rows = BundleLock.objects.filter(pk__in=list(repo_ids), claimed_at__isnull=False)
     return dict(rows.values_list("repository_id", "claimed_by"))
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True if `holder` no longer holds its repository's lock. Holders record their name after
+    taking the lock and clear it before letting go, so a recorded name on a free lock died."""
+    repo_id = BundleLock.objects.filter(claimed_by=holder).values_list("repository_id", flat=True).first()
+    return repo_id is None or not locking.is_claimed(KIND, repo_id)
 
 
 def _beat(repo_id: int, me: str, stop: threading.Event, interval: float) -> None:

@@ -86,8 +86,8 @@ class BundleBuild(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     progress = models.CharField(max_length=200, blank=True)
-    # The lock claim the run holds (bundles.locking: "<host>:<pid>:<start>:<nonce>") and when
-    # it last renewed it: a RUNNING row whose process is gone or whose heartbeat is older
+    # The lock claim the run holds (bundles.locking: "<host>:<pid>:<nonce>") and when it
+    # last renewed it: a RUNNING row whose lock is gone or whose heartbeat is older
     # than BUNDLE_STALE_CLAIM died with its worker (services.bundles_reap_dead_builds).
     claimed_by = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -101,15 +101,15 @@ class BundleBuild(models.Model):
 
 
 class BundleLock(models.Model):
-    """The per-repository build lock, claimed with a conditional UPDATE (repos.maintenance's
-    pattern); a row of its own because repos' models belong to the repos app."""
+    """Who holds the per-repository build lock (repos.locking's "bundles" claim, which decides);
+    a row of its own because repos' models belong to the repos app."""
 
     repository = models.OneToOneField(
         Repository, on_delete=models.CASCADE, primary_key=True, related_name="bundle_lock"
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
-    # "<host>:<pid>:<start>:<nonce>", so a claim whose process died on this host is taken
-    # over at once instead of after BUNDLE_STALE_CLAIM (bundles.locking).
+    # "<host>:<pid>:<nonce>", written by the holder once it has the lock: a name here on a
+    # free lock is a dead holder's (bundles.locking).
     claimed_by = models.CharField(max_length=200, blank=True)
 
     def __str__(self) -> str:

@@ -16,7 +16,6 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from django.conf import settings
+
+from repos.locking import database_scope
 
 CONTENT_TYPE = "application/x-git-bundle"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -158,29 +159,13 @@ def get_storage() -> BundleStorage:
 def scratch_dir(repo_id: int) -> Path:
     """A private temporary directory for one build, on the same disk as VAR_DIR.
 
-    Named after the repository, this host and this process, so leftovers of a killed build are
-    recognisable: those of a process that no longer runs on this host are removed first. A
-    directory of a live process is never touched, whatever shares VAR_DIR (another test run, a
-    second worker).
+    Called under the repository's build claim (bundles.locking): any other directory of this
+    repository is then a killed build's leftover, and is removed first. Per database, as the
+    claim is, so another test run or deployment sharing VAR_DIR keeps its own.
     """
     base = Path(settings.VAR_DIR) / "tmp"
     base.mkdir(parents=True, exist_ok=True)
-    host = socket.gethostname().replace("-", "_")
-    for leftover in base.glob(f"bundle-{repo_id}-{host}-*"):
-        try:
-            pid = int(leftover.name.split("-")[3])
-        except (IndexError, ValueError):
-            continue
-        if not _alive(pid):
-            shutil.rmtree(leftover, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"bundle-{repo_id}-{host}-{os.getpid()}-", dir=base))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    prefix = f"bundle-{int(repo_id)}-{database_scope()}-"
+    for leftover in base.glob(f"{prefix}*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))

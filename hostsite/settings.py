@@ -256,6 +256,7 @@ PUSH_SPOOL_GRACE_SECONDS = env_int("PUSH_SPOOL_GRACE_SECONDS", 300, minimum=0)
 
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
 MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))
+# A maintenance run recorded for longer than this was killed: the scheduler queues it again.
 MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
 # Pushes between maintenance runs: each push adds a pack; git's own gc.autoPackLimit is 50.
 MAINTENANCE_PUSH_THRESHOLD = env_int("MAINTENANCE_PUSH_THRESHOLD", 50, minimum=1)
@@ -299,9 +300,8 @@ BUNDLE_COLLAPSE_FRACTION = env_int("BUNDLE_COLLAPSE_PERCENT", 50, minimum=1) / 1
 BUNDLE_DEBOUNCE_SECONDS = env_int("BUNDLE_DEBOUNCE_SECONDS", 30, minimum=0)
 # Objects of superseded bundles stay this long, so clients mid-download are not broken.
 BUNDLE_DELETE_GRACE = timedelta(hours=env_int("BUNDLE_DELETE_GRACE_HOURS", 24, minimum=0))
-# A running build renews its lock every fifth of this; a lock not renewed for this long is taken
-# over and its build marked failed (its worker died on another host, or hung). A dead process on
-# the same host is noticed at once (bundles.locking).
+# A running build renews its heartbeat every fifth of this; a build not renewed for this long is
+# marked failed (its worker hung). A dead worker's lock goes with its process (repos.locking).
 BUNDLE_STALE_CLAIM = timedelta(seconds=env_int("BUNDLE_CLAIM_LEASE_SECONDS", 300, minimum=5))
 # Per-client base URLs for public bundles (e.g. same-region S3 for cloud clients, a CDN for the
 # rest): "10.0.0.0/8=https://bucket.s3.eu-central-1.amazonaws.com/ 0.0.0.0/0=https://cdn.example/".

@@ -16,6 +16,7 @@ from repos.models import Push, RefUpdate
 from tests.bundles.conftest import add_commits, refs_of
 from tests.factories import RepositoryFactory
 from tests.gitutil import git
+from tests.repos.test_locking import holding, process_env
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +163,8 @@ def test_failure_mid_build_lists_nothing_and_releases_the_lock(repo, bundle_stor
     assert not Bundle.objects.filter(repository=repo, state=BundleState.BUILDING).exists()
 
 
-def test_dead_holder_is_taken_over_and_live_one_is_not(repo, bundle_store):
+def test_dead_holder_is_taken_over_and_live_one_is_not(repo, bundle_store, settings):
+    # A record naming a process that is gone, with the lock free: its build died.
     dead = subprocess.Popen(["true"])
     dead.wait()
     BundleLock.objects.create(
@@ -172,12 +174,16 @@ def test_dead_holder_is_taken_over_and_live_one_is_not(repo, bundle_store):
     assert services.bundles_build(repo=repo).status == "built"
     assert BundleBuild.objects.filter(repository=repo, state=BuildState.FAILED).count() == 1
 
+    # The lock decides, not the record: a record without the lock claims nothing, and a
+    # process holding the lock keeps it whatever the record says.
     BundleLock.objects.filter(pk=repo.pk).update(
         claimed_at=build.timezone.now(), claimed_by=f"{os.uname().nodename}:{os.getppid()}:y"
     )
-    assert services.bundles_build(repo=repo).status == "busy"
-    BundleLock.objects.filter(pk=repo.pk).update(claimed_by="elsewhere:1:z")
-    assert services.bundles_build(repo=repo).status == "busy"
+    assert services.bundles_build(repo=repo).status == "skipped"
+    code = f"from repos import locking\nheld = locking.claim('bundles', {repo.pk})\nassert held"
+    with holding(process_env(settings.VAR_DIR), code):
+        assert locking.is_claimed(repo.pk)
+        assert services.bundles_build(repo=repo).status == "busy"
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
@@ -231,22 +237,19 @@ def test_receiver_enqueues_only_for_canonical_refs(repo, settings):
     assert args[0] == repo.pk and kwargs == {"countdown": 7}
 
 
-def test_scratch_dirs_of_live_processes_are_left_alone(settings, tmp_path):
-    import os
-    import socket
-
+def test_scratch_dirs_of_dead_builds_go_and_others_stay(settings, tmp_path):
+    """A build makes its scratch directory under the repository's claim: one left over by the
+    same repository and database is a killed build's."""
     from bundles.storage import scratch_dir
 
     settings.VAR_DIR = tmp_path
-    host = socket.gethostname().replace("-", "_")
-    mine = tmp_path / "tmp" / f"bundle-7-{host}-{os.getpid()}-busy"
-    dead = tmp_path / "tmp" / f"bundle-7-{host}-999999999-left"
-    other_host = tmp_path / "tmp" / "bundle-7-elsewhere-1-x"
-    for path in (mine, dead, other_host):
-        path.mkdir(parents=True)
+    killed = scratch_dir(7)
+    other_repository = scratch_dir(17)
+    other_database = tmp_path / "tmp" / "bundle-7-0123456789ab-left"
+    other_database.mkdir()
     new = scratch_dir(7)
-    assert new.exists() and mine.exists() and other_host.exists()
-    assert not dead.exists()
+    assert new.exists() and other_repository.exists() and other_database.exists()
+    assert not killed.exists()
 
 
 def test_zstd_flavor_holds_a_pack_without_zlib_even_with_a_bitmap(tmp_path, git_home):

@@ -20,6 +20,7 @@ from tests import live
 from tests.bundles.conftest import add_commits
 from tests.bundles.test_worker import HANG, wait_until
 from tests.factories import RepositoryFactory
+from tests.repos.test_locking import holding
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -107,26 +108,36 @@ def test_newest_build_failed_is_due(built_repo):
     assert built_repo.pk in due()
 
 
-def test_claim_on_another_host_dies_with_its_lease(built_repo, settings):
-    """A claimant on another machine cannot be checked by pid: it lives while it renews."""
+def test_a_hung_holder_keeps_the_lock_but_its_run_fails_with_its_lease(built_repo, settings, live_env):
+    """A holder that lives but stops renewing (hung, or on a host that lost the database for
+    a while): its run is marked failed after the lease; its lock goes with its process."""
     services.bundles_build(repo=built_repo)
     settings.BUNDLE_STALE_CLAIM = timedelta(seconds=30)
     requested = timezone.now()
-    holder = "elsewhere.invalid:4242:1:abcdef"
-    BundleLock.objects.filter(pk=built_repo.pk).update(claimed_at=timezone.now(), claimed_by=holder)
-    run = BundleBuild.objects.create(repository=built_repo, claimed_by=holder, heartbeat_at=timezone.now())
+    holder = "elsewhere.invalid:4242:abcdef"
+    code = f"from repos import locking\nheld = locking.claim('bundles', {built_repo.pk})\nassert held"
+    with holding(live_env, code):
+        BundleLock.objects.filter(pk=built_repo.pk).update(claimed_at=timezone.now(), claimed_by=holder)
+        run = BundleBuild.objects.create(
+            repository=built_repo, claimed_by=holder, heartbeat_at=timezone.now()
+        )
 
-    assert services.bundles_build(repo=built_repo, requested_at=requested).status == "skipped"  # it covers
-    assert services.bundles_build(repo=built_repo).status == "busy"
-    assert built_repo.pk not in due()
+        assert (
+            services.bundles_build(repo=built_repo, requested_at=requested).status == "skipped"
+        )  # it covers
+        assert services.bundles_build(repo=built_repo).status == "busy"
+        assert built_repo.pk not in due()
 
-    stale = timezone.now() - timedelta(seconds=31)
-    BundleLock.objects.filter(pk=built_repo.pk).update(claimed_at=stale)
-    BundleBuild.objects.filter(pk=run.pk).update(heartbeat_at=stale)
-    assert built_repo.pk in due()  # reaped: its newest build failed
-    run.refresh_from_db()
-    assert run.state == BuildState.FAILED and run.error.startswith("worker died: no heartbeat since")
-    # Not covered any more: this request runs (and finds the bundles up to date).
+        stale = timezone.now() - timedelta(seconds=31)
+        BundleLock.objects.filter(pk=built_repo.pk).update(claimed_at=stale)
+        BundleBuild.objects.filter(pk=run.pk).update(heartbeat_at=stale)
+        assert built_repo.pk in due()  # reaped: its newest build failed
+        run.refresh_from_db()
+        assert run.state == BuildState.FAILED and run.error.startswith("worker died: no heartbeat since")
+        # Not covered any more, but the live holder keeps the lock.
+        assert services.bundles_build(repo=built_repo, requested_at=requested).status == "busy"
+    # Killed: this request runs (and finds the bundles up to date).
+    wait_until(lambda: not locking.is_claimed(built_repo.pk), timeout=10)
     assert services.bundles_build(repo=built_repo, requested_at=requested).detail == "bundles are up to date"
 
 

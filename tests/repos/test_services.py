@@ -202,7 +202,7 @@ def test_maintenance_writes_bitmap_and_commit_graph(tmp_path, git_home):
 
 def test_maintenance_runs_one_at_a_time(tmp_path):
     repo = RepositoryFactory()
-    from django.utils import timezone
+    from repos import locking
 
-    Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=timezone.now())
-    assert not maintain_repository(repo).ran
+    with locking.claim("maintenance", repo.pk):
+        assert not maintain_repository(repo).ran
