@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from django.conf import settings
 
 from repos import objectcheck
 from repos.errors import ImportFailed
-from repos.git import GitError, popen_git, run_git
+from repos.git import GitError, run_git, stream_git
 from repos.netguard import Source
 
 POLL_SECONDS = 0.25
@@ -177,44 +176,42 @@ def _check_args(overrides: dict[str, str] | None) -> list[str]:
 def _transfer(
     args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout, echo
 ) -> FetchResult:
-    proc = popen_git(
-        args, repo=repo, env=source.git_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
-    )
-    reader = _StderrReader(proc, echo=echo)
-    reader.start()
-    deadline = time.monotonic() + (timeout or settings.GIT_IMPORT_TIMEOUT)
+    limit = timeout or settings.GIT_IMPORT_TIMEOUT
+    reader: _StderrReader | None = None
     reported = None
     try:
-        while proc.poll() is None:
-            if not reader.is_alive():
-                # stderr is closed: git is exiting; wait for it rather than for the next poll.
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=POLL_SECONDS)
-            else:
-                reader.wait(POLL_SECONDS)
-            progress = reader.progress
-            if on_progress is not None and progress != reported:
-                reported = progress
-                on_progress(progress)
-            if should_cancel is not None and should_cancel():
-                raise FetchCancelled
-            if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
-                raise FetchFailed(
-                    f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
-                )
-            if time.monotonic() > deadline:
-                raise FetchFailed(
-                    f"Fetching from {source.display_url} took longer than "
-                    f"{int(timeout or settings.GIT_IMPORT_TIMEOUT)} s."
-                )
+        # Leaving the block (cancelled, too large, an error) kills and reaps git.
+        with stream_git(
+            args, repo=repo, env=source.git_env(), stdout=subprocess.DEVNULL, timeout=limit
+        ) as git:
+            reader = _StderrReader(git.proc, echo=echo)
+            reader.start()
+            while git.proc.poll() is None:
+                if not reader.is_alive():
+                    # stderr is closed: git is exiting; wait for it rather than for the next poll.
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        git.proc.wait(timeout=POLL_SECONDS)
+                else:
+                    reader.wait(POLL_SECONDS)
+                progress = reader.progress
+                if on_progress is not None and progress != reported:
+                    reported = progress
+                    on_progress(progress)
+                if should_cancel is not None and should_cancel():
+                    raise FetchCancelled
+                if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
+                    raise FetchFailed(
+                        f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
+                    )
+            returncode = git.wait()
+            if git.timed_out:
+                raise FetchFailed(f"Fetching from {source.display_url} took longer than {int(limit)} s.")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        reader.join(timeout=30)
+        if reader is not None:
+            reader.join(timeout=30)
     stderr = reader.text()
     messages = objectcheck.parse(stderr)
-    if proc.returncode != 0:
+    if returncode != 0:
         refused = [m for m in messages if m.refused]
         if refused:
             first = refused[0]
