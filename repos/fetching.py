@@ -204,6 +204,7 @@ def _transfer(
                         f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
                     )
             returncode = git.wait()
+            reader.join(timeout=30)  # the rest of stderr (git's reason), before the block closes it
             if git.timed_out:
                 raise FetchFailed(f"Fetching from {source.display_url} took longer than {int(limit)} s.")
     finally:
@@ -240,7 +241,10 @@ class _StderrReader(threading.Thread):
     def run(self) -> None:
         stream = self._proc.stderr
         while True:
-            chunk = stream.read1(65536)
+            try:
+                chunk = stream.read1(65536)
+            except (OSError, ValueError):
+                break  # closed under us: git was stopped (cancelled, too large), its end is moot
             if not chunk:
                 break
             if self._echo:
