@@ -9,6 +9,7 @@ deadline stop it too. Ref updates are one transaction (`--atomic`): a failed fet
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -177,39 +178,33 @@ def _transfer(
     args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout, echo
 ) -> FetchResult:
     limit = timeout or settings.GIT_IMPORT_TIMEOUT
-    reader: _StderrReader | None = None
     reported = None
-    try:
-        # Leaving the block (cancelled, too large, an error) kills and reaps git.
-        with stream_git(
-            args, repo=repo, env=source.git_env(), stdout=subprocess.DEVNULL, timeout=limit
-        ) as git:
-            reader = _StderrReader(git.proc, echo=echo)
-            reader.start()
-            while git.proc.poll() is None:
-                if not reader.is_alive():
-                    # stderr is closed: git is exiting; wait for it rather than for the next poll.
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        git.proc.wait(timeout=POLL_SECONDS)
-                else:
-                    reader.wait(POLL_SECONDS)
-                progress = reader.progress
-                if on_progress is not None and progress != reported:
-                    reported = progress
-                    on_progress(progress)
-                if should_cancel is not None and should_cancel():
-                    raise FetchCancelled
-                if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
-                    raise FetchFailed(
-                        f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
-                    )
-            returncode = git.wait()
-            reader.join(timeout=30)  # the rest of stderr (git's reason), before the block closes it
-            if git.timed_out:
-                raise FetchFailed(f"Fetching from {source.display_url} took longer than {int(limit)} s.")
-    finally:
-        if reader is not None:
-            reader.join(timeout=30)
+    # Leaving the block (cancelled, too large, an error) kills and reaps git.
+    with stream_git(args, repo=repo, env=source.git_env(), stdout=subprocess.DEVNULL, timeout=limit) as git:
+        reader = _StderrReader(git.proc, echo=echo)
+        reader.start()
+        while git.proc.poll() is None:
+            if not reader.is_alive():
+                # stderr is closed: git is exiting; wait for it rather than for the next poll.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    git.proc.wait(timeout=POLL_SECONDS)
+            else:
+                reader.wait(POLL_SECONDS)
+            progress = reader.progress
+            if on_progress is not None and progress != reported:
+                reported = progress
+                on_progress(progress)
+            if should_cancel is not None and should_cancel():
+                raise FetchCancelled
+            if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
+                raise FetchFailed(
+                    f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
+                )
+        returncode = git.wait()
+        if git.timed_out:
+            raise FetchFailed(f"Fetching from {source.display_url} took longer than {int(limit)} s.")
+    # git exited by itself: the rest of its stderr (its reason) follows at once.
+    reader.join(timeout=30)
     stderr = reader.text()
     messages = objectcheck.parse(stderr)
     if returncode != 0:
@@ -231,7 +226,11 @@ class _StderrReader(threading.Thread):
 
     def __init__(self, proc: subprocess.Popen, *, echo: bool):
         super().__init__(daemon=True, name=f"git-stderr-{proc.pid}")
-        self._proc = proc
+        # A descriptor of its own: the stderr pipe may outlive git (git-remote-http holds it
+        # while it waits on a silent server), and stream_git closes git's end when the fetch
+        # ends; this thread must neither block that close nor read a closed file. It ends when
+        # the last writer goes (a stopped fetch's reader may outlive the fetch: a daemon).
+        self._fd = os.dup(proc.stderr.fileno())
         self._echo = echo
         self._chunks: list[bytes] = []
         self._partial = ""
@@ -239,14 +238,14 @@ class _StderrReader(threading.Thread):
         self.progress = Progress()
 
     def run(self) -> None:
-        stream = self._proc.stderr
-        while True:
-            try:
-                chunk = stream.read1(65536)
-            except (OSError, ValueError):
-                break  # closed under us: git was stopped (cancelled, too large), its end is moot
-            if not chunk:
-                break
+        try:
+            self._read()
+        finally:
+            os.close(self._fd)
+            self._event.set()
+
+    def _read(self) -> None:
+        while chunk := os.read(self._fd, 65536):
             if self._echo:
                 sys.stderr.buffer.write(chunk)
                 sys.stderr.flush()
@@ -258,8 +257,6 @@ class _StderrReader(threading.Thread):
                 if progress is not None:
                     self.progress = progress
             self._event.set()
-        stream.close()
-        self._event.set()
 
     def wait(self, seconds: float) -> None:
         self._event.wait(seconds)
