@@ -22,7 +22,8 @@ from pathlib import Path
 import zstandard
 from django.conf import settings
 
-from repos.git import GitError, GitTimeout, popen_git, run_git
+from repos.git import GitError, run_git, stream_git
+from repos.gittools import text_ref_map
 
 BUNDLE_SIGNATURE = b"# v2 git bundle\n"
 # curl (which decodes Content-Encoding: zstd for git) keeps zstd's default decoder limit of a
@@ -46,10 +47,7 @@ class BundleSpec:
 
 def canonical_refs(repo_path: Path) -> dict[str, str]:
     """refs/heads/* and refs/tags/* only: workspaces (refs/users/*) never go into a bundle."""
-    out = run_git(
-        ["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/"], repo=repo_path
-    ).text
-    return {ref: oid for oid, ref in (line.split(" ", 1) for line in out.splitlines() if line)}
+    return text_ref_map(repo_path, "refs/heads/", "refs/tags/")
 
 
 # Annotated tags also go into the header as branches under this name. A client unbundling
@@ -122,20 +120,19 @@ def write_bundle(repo_path: Path, out: Path, spec: BundleSpec, *, uncompressed: 
         fh.writelines(f"{oid} {ref}\n".encode() for ref, oid in sorted(listed.items()))
         fh.write(b"\n")
         fh.flush()
-        proc = popen_git(args, repo=repo_path, stdout=fh, stderr=err)
-        try:
-            proc.stdin.write(stdin.encode())
-            proc.stdin.close()
-            returncode = proc.wait(timeout=settings.BUNDLE_GIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise GitTimeout(args, -9, "pack-objects timed out") from None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if returncode != 0:
+        with stream_git(
+            args,
+            repo=repo_path,
+            stdin=subprocess.PIPE,
+            stdout=fh,
+            stderr=err,
+            timeout=settings.BUNDLE_GIT_TIMEOUT,
+        ) as git:
+            git.stdin.write(stdin.encode())
+            git.stdin.close()
+            git.wait()
             err.seek(0)
-            raise GitError(args, returncode, err.read()[-4000:])
+            git.check(err.read()[-4000:])  # GitTimeout / GitError
         fh.flush()
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from repos.git import run_git
+from repos.gittools import disambiguate, ref_map, rev_parse, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
 
 
@@ -32,12 +33,8 @@ class Commit:
 
 
 def refs(path: Path) -> list[Ref]:
-    out = run_git(
-        ["for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads/", "refs/tags/"], repo=path
-    ).text
     result = []
-    for line in out.splitlines():
-        name, _, sha = line.partition("\0")
+    for name, sha in text_ref_map(path, "refs/heads/", "refs/tags/").items():
         if name.startswith("refs/heads/"):
             result.append(Ref(name[len("refs/heads/") :], sha, "branch"))
         elif name.startswith("refs/tags/"):
@@ -47,7 +44,7 @@ def refs(path: Path) -> list[Ref]:
 
 def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
     ref = f"refs/heads/{branch}"
-    if run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo=path, check=False).returncode:
+    if rev_parse(path, ref) is None:
         return []
     out = run_git(
         ["log", f"--max-count={limit}", "--format=%H%x00%an%x00%at%x00%s%x1e", ref, "--"], repo=path
@@ -70,15 +67,6 @@ HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 _FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
 
 
-def commit_of(path: Path, rev: str) -> str | None:
-    """`rev-parse --verify --quiet <rev>^{commit}`: the commit id, or None (missing, not a
-    commit, or an ambiguous abbreviation)."""
-    result = run_git(
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], repo=path, check=False
-    )
-    return result.text.strip() or None if result.returncode == 0 else None
-
-
 def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | None:
     """The commit a hex id names (any case, full or abbreviated) as this viewer may see it.
 
@@ -90,12 +78,9 @@ def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | N
     if prefix is None:
         return None
     if not view.restricts:
-        return commit_of(path, prefix)
-    if len(prefix) in (40, 64):
-        found = [prefix]
-    else:
-        found = run_git(["rev-parse", f"--disambiguate={prefix}"], repo=path, check=False).text.split()
-    commits = {commit_of(path, oid) for oid in found if view.object_visible(oid)} - {None}
+        return rev_parse(path, prefix)
+    found = [prefix] if len(prefix) in (40, 64) else disambiguate(path, prefix)
+    commits = {rev_parse(path, oid) for oid in found if view.object_visible(oid)} - {None}
     if len(commits) != 1:
         return None
     sha = commits.pop()
@@ -114,7 +99,7 @@ def resolve_commit(path: Path, rev: str, view: View = EVERYTHING) -> str | None:
     if rev.startswith("refs/") and view.ref_visible(rev):
         candidates.append(rev)
     for ref in candidates:
-        sha = commit_of(path, ref)
+        sha = rev_parse(path, ref)
         if sha:
             return sha
     if HEX.match(rev):
@@ -137,10 +122,8 @@ def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision |
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
         return None
-    out = run_git(
-        ["for-each-ref", "--format=%(refname)", f"refs/heads/{first}", f"refs/tags/{first}"], repo=path
-    ).stdout.decode("utf-8", "surrogateescape")
-    names = {line.split("/", 2)[2] for line in out.splitlines() if line.count("/") >= 2}
+    listed = ref_map(path, f"refs/heads/{first}", f"refs/tags/{first}")
+    names = {ref.split("/", 2)[2] for ref in listed if ref.count("/") >= 2}
     for cut in range(len(parts), 0, -1):
         name = "/".join(parts[:cut])
         if name in names:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repos import browse, diffs
-from repos.git import run_git
+from repos.gittools import merge_base
 from repos.visibility import EVERYTHING, View
 
 MAX_COMMITS = 250
@@ -28,11 +28,6 @@ class Comparison:
     @property
     def identical(self) -> bool:
         return self.base == self.head
-
-
-def merge_base(repo_path, base: str, head: str) -> str | None:
-    result = run_git(["merge-base", base, head], repo=repo_path, check=False)
-    return result.text.strip() or None if result.returncode == 0 else None
 
 
 def compare(

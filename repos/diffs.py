@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 import tempfile
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
-from repos.git import GitError, popen_git, run_git
+from repos.git import run_git, stream_git
 
 READ_CHUNK = 64 * 1024
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
@@ -173,32 +171,23 @@ def diff(
 
 def _read_limited(repo_path, args: list[str], max_bytes: int) -> tuple[bytes, bool]:
     """git's stdout up to max_bytes; (output, True) if there was more (git is then stopped)."""
-    with tempfile.TemporaryFile() as err:
-        proc = popen_git(
-            args, repo=repo_path, stdin=subprocess.DEVNULL, stderr=err, env={"GIT_LITERAL_PATHSPECS": "1"}
-        )
-        timer = threading.Timer(settings.GIT_TIMEOUT, proc.kill)
-        timer.start()
+    # stderr goes to a file: a pipe nobody reads while stdout is read could fill and stall git.
+    env = {"GIT_LITERAL_PATHSPECS": "1"}
+    with tempfile.TemporaryFile() as err, stream_git(args, repo=repo_path, stderr=err, env=env) as git:
         chunks, size, cut = [], 0, False
-        try:
-            while True:
-                chunk = proc.stdout.read1(READ_CHUNK)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > max_bytes:
-                    cut = True
-                    proc.kill()
-                    break
-        finally:
-            timer.cancel()
-            with contextlib.suppress(OSError):
-                proc.stdout.close()
-            proc.wait()
-        if not cut and proc.returncode != 0:
+        while True:
+            chunk = git.stdout.read1(READ_CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                cut = True  # leaving the block stops git
+                break
+        if not cut:
+            git.wait()
             err.seek(0)
-            raise GitError(args, proc.returncode, err.read(4000))
+            git.check(err.read(4000))
     raw = b"".join(chunks)
     if cut:
         raw = raw[:max_bytes]

@@ -9,11 +9,11 @@ deadline stop it too. Ref updates are one transaction (`--atomic`): a failed fet
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ from django.conf import settings
 
 from repos import objectcheck
 from repos.errors import ImportFailed
-from repos.git import GitError, popen_git, run_git
+from repos.git import GitError, run_git, stream_git
 from repos.netguard import Source
 
 POLL_SECONDS = 0.25
@@ -177,19 +177,17 @@ def _check_args(overrides: dict[str, str] | None) -> list[str]:
 def _transfer(
     args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout, echo
 ) -> FetchResult:
-    proc = popen_git(
-        args, repo=repo, env=source.git_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
-    )
-    reader = _StderrReader(proc, echo=echo)
-    reader.start()
-    deadline = time.monotonic() + (timeout or settings.GIT_IMPORT_TIMEOUT)
+    limit = timeout or settings.GIT_IMPORT_TIMEOUT
     reported = None
-    try:
-        while proc.poll() is None:
+    # Leaving the block (cancelled, too large, an error) kills and reaps git.
+    with stream_git(args, repo=repo, env=source.git_env(), stdout=subprocess.DEVNULL, timeout=limit) as git:
+        reader = _StderrReader(git.proc, echo=echo)
+        reader.start()
+        while git.proc.poll() is None:
             if not reader.is_alive():
                 # stderr is closed: git is exiting; wait for it rather than for the next poll.
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=POLL_SECONDS)
+                    git.proc.wait(timeout=POLL_SECONDS)
             else:
                 reader.wait(POLL_SECONDS)
             progress = reader.progress
@@ -202,19 +200,14 @@ def _transfer(
                 raise FetchFailed(
                     f"{source.display_url} is larger than the {max_bytes // 2**20:,} MiB an import may bring."
                 )
-            if time.monotonic() > deadline:
-                raise FetchFailed(
-                    f"Fetching from {source.display_url} took longer than "
-                    f"{int(timeout or settings.GIT_IMPORT_TIMEOUT)} s."
-                )
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        reader.join(timeout=30)
+        returncode = git.wait()
+        if git.timed_out:
+            raise FetchFailed(f"Fetching from {source.display_url} took longer than {int(limit)} s.")
+    # git exited by itself: the rest of its stderr (its reason) follows at once.
+    reader.join(timeout=30)
     stderr = reader.text()
     messages = objectcheck.parse(stderr)
-    if proc.returncode != 0:
+    if returncode != 0:
         refused = [m for m in messages if m.refused]
         if refused:
             first = refused[0]
@@ -233,7 +226,11 @@ class _StderrReader(threading.Thread):
 
     def __init__(self, proc: subprocess.Popen, *, echo: bool):
         super().__init__(daemon=True, name=f"git-stderr-{proc.pid}")
-        self._proc = proc
+        # A descriptor of its own: the stderr pipe may outlive git (git-remote-http holds it
+        # while it waits on a silent server), and stream_git closes git's end when the fetch
+        # ends; this thread must neither block that close nor read a closed file. It ends when
+        # the last writer goes (a stopped fetch's reader may outlive the fetch: a daemon).
+        self._fd = os.dup(proc.stderr.fileno())
         self._echo = echo
         self._chunks: list[bytes] = []
         self._partial = ""
@@ -241,11 +238,14 @@ class _StderrReader(threading.Thread):
         self.progress = Progress()
 
     def run(self) -> None:
-        stream = self._proc.stderr
-        while True:
-            chunk = stream.read1(65536)
-            if not chunk:
-                break
+        try:
+            self._read()
+        finally:
+            os.close(self._fd)
+            self._event.set()
+
+    def _read(self) -> None:
+        while chunk := os.read(self._fd, 65536):
             if self._echo:
                 sys.stderr.buffer.write(chunk)
                 sys.stderr.flush()
@@ -257,8 +257,6 @@ class _StderrReader(threading.Thread):
                 if progress is not None:
                     self.progress = progress
             self._event.set()
-        stream.close()
-        self._event.set()
 
     def wait(self, seconds: float) -> None:
         self._event.wait(seconds)

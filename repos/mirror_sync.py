@@ -19,7 +19,8 @@ from django.conf import settings
 from repos import fetching, netguard, objectcheck, objectcheck_services, pushes, services
 from repos.errors import ServiceError
 from repos.fetching import FetchFailed, Progress
-from repos.git import GitError, run_git
+from repos.git import GitError
+from repos.gittools import ZERO_OID, RefTransaction, text_ref_map, zero_like
 from repos.locking import repository_lock
 from repos.models import Mirror, Repository
 
@@ -53,14 +54,13 @@ class _ObjectCounter:
 
 
 def canonical_refs(path: Path) -> dict[str, str]:
-    out = run_git(["for-each-ref", "--format=%(objectname) %(refname)", HEADS, TAGS], repo=path).text
-    return {ref: oid for oid, _, ref in (line.partition(" ") for line in out.splitlines())}
+    return text_ref_map(path, HEADS, TAGS)
 
 
 def ref_updates(before: dict[str, str], after: dict[str, str]) -> list[pushes.Update]:
     """What moved, branches first, each kind by name."""
-    any_oid = next(iter(after.values()), None) or next(iter(before.values()), "0" * 40)
-    zero = "0" * len(any_oid)  # 40, or 64 in a SHA-256 repository
+    any_oid = next(iter(after.values()), None) or next(iter(before.values()), ZERO_OID)
+    zero = zero_like(any_oid)  # 40, or 64 in a SHA-256 repository
     changed = sorted(
         (ref for ref in before.keys() | after.keys() if before.get(ref) != after.get(ref)),
         key=lambda ref: (not ref.startswith(HEADS), ref),
@@ -120,10 +120,10 @@ def _prune(path: Path, refs: dict[str, str], listed: set[str]) -> None:
     where it was read (one transaction)."""
     stale = sorted(ref for ref in refs if ref not in listed)
     if stale:
-        commands = "".join(f"delete {ref} {refs[ref]}\n" for ref in stale)
-        run_git(
-            ["update-ref", "--no-deref", "--stdin"], repo=path, input=f"start\n{commands}commit\n".encode()
-        )
+        tx = RefTransaction(path)
+        for ref in stale:
+            tx.delete(ref, old=refs[ref])
+        tx.commit()
 
 
 def _follow_default_branch(repo: Repository, upstream_head: str | None, refs: dict[str, str]) -> None:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from django.db.models import Max, Q, QuerySet
 
 from repos.git import run_git
+from repos.gittools import list_refs, text_refname
 from repos.models import Push, PushCommit, RefUpdate, Repository
 from repos.visibility import EVERYTHING, View
 
@@ -271,16 +272,11 @@ def _changeset_details(repo: Repository, shas: list[str]) -> dict[str, dict]:
 
 
 def _tags(repo: Repository, shas: set[str]) -> dict[str, list[str]]:
-    out = run_git(
-        ["for-each-ref", "--format=%(objectname) %(*objectname) %(refname:lstrip=2)", "refs/tags/"],
-        repo=repo.disk_path,
-    ).text
     tags: dict[str, list[str]] = {}
-    for line in out.splitlines():
-        obj, peeled, name = line.split(" ", 2)
-        target = peeled or obj
+    for entry in list_refs(repo.disk_path, "refs/tags/"):
+        target = entry.peeled or entry.oid
         if target in shas:
-            tags.setdefault(target, []).append(name)
+            tags.setdefault(target, []).append(text_refname(entry.name).removeprefix("refs/tags/"))
     return tags
 
 

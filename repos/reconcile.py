@@ -28,7 +28,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from repos import push_spool, pushes, sources
-from repos.git import run_git
+from repos.gittools import ZERO_OID, text_ref_map, zero_like
 from repos.locking import RepositoryBusy, repository_lock
 from repos.models import Push, RefUpdate, Repository
 
@@ -51,10 +51,7 @@ class Reconciled:
 
 
 def refs_on_disk(repo: Repository) -> dict[str, str]:
-    listed = run_git(
-        ["for-each-ref", "--format=%(objectname) %(refname)", *NAMESPACES], repo=repo.disk_path
-    ).text
-    return {ref: oid for oid, _, ref in (line.partition(" ") for line in listed.splitlines()) if ref}
+    return text_ref_map(repo.disk_path, *NAMESPACES)
 
 
 def latest_recorded(repo: Repository) -> dict[str, str]:
@@ -78,8 +75,8 @@ def differences(repo: Repository) -> list[pushes.Update]:
     then tags, then workspaces, each by name."""
     recorded = latest_recorded(repo)  # before the disk: a push recorded in between shows as moved
     disk = refs_on_disk(repo)
-    sample = next(iter(disk.values()), None) or next(iter(recorded.values()), "0" * 40)
-    zero = "0" * len(sample)
+    sample = next(iter(disk.values()), None) or next(iter(recorded.values()), ZERO_OID)
+    zero = zero_like(sample)
     updates = []
     for ref in disk.keys() | recorded.keys():
         old, new = recorded.get(ref, zero), disk.get(ref, zero)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from repos.git import run_git
+from repos.gittools import disambiguate
 
 MIN_WIDTH = 4
 HEX_PREFIX = re.compile(r"^[0-9a-f]{4,64}$")
@@ -53,7 +54,7 @@ def candidates(path, prefix: str) -> list[str] | None:
     prefix = prefix.lower()
     if not HEX_PREFIX.match(prefix):
         return None
-    found = run_git(["rev-parse", f"--disambiguate={prefix}"], repo=path, check=False).text.split()
+    found = disambiguate(path, prefix)
     if not found:
         return []
     out = run_git(

@@ -18,6 +18,7 @@ from django.utils.safestring import mark_safe
 
 from repos import selectors as repo_selectors
 from repos.git import run_git
+from repos.gittools import ref_exists, rev_parse
 from repos.models import Repository
 from repos.views import repo_or_404
 from repos.visibility import view_for
@@ -131,7 +132,7 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
     drafts, bases = selection.parse_log(out)
     label = ref.removeprefix("refs/users/")
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
-    head = run_git(["rev-parse", "--verify", ref], repo=repo.disk_path).text.strip()
+    head = rev_parse(repo.disk_path, ref, peel=None)
     nodes = {}
     for sha, c in {**drafts, **bases}.items():
         kind = "draft" if sha in drafts else "base"
@@ -164,28 +165,14 @@ def stack(request, owner: str, name: str, ref: str):
     full = f"refs/users/{ref}"
     if "/" not in ref or not view_for(repo, request.user).ref_visible(full):
         raise Http404
-    exists = (
-        run_git(["show-ref", "--verify", "--quiet", full], repo=repo.disk_path, check=False).returncode == 0
-    )
-    if not exists:
+    if not ref_exists(repo.disk_path, full):
         raise Http404
     graph, base = _stack_graph(repo, full)
     match = selection.NAMELESS.match(full)
     target = match[2] if match else repo.default_branch
-    tip = run_git(
-        ["rev-parse", "--verify", "--quiet", f"refs/heads/{target}^{{commit}}"],
-        repo=repo.disk_path,
-        check=False,
-    ).text.strip()
+    tip = rev_parse(repo.disk_path, f"refs/heads/{target}")
     if not tip:
-        target, tip = (
-            repo.default_branch,
-            run_git(
-                ["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
-                repo=repo.disk_path,
-                check=False,
-            ).text.strip(),
-        )
+        target, tip = repo.default_branch, rev_parse(repo.disk_path, f"refs/heads/{repo.default_branch}")
     ahead = None
     if base and tip:
         ahead = int(run_git(["rev-list", "--count", f"{base}..{tip}"], repo=repo.disk_path).text.strip() or 0)

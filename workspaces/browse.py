@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from repos import gittools
 from repos.browse import Commit
 from repos.git import run_git
+from repos.gittools import count_refs, rev_parse
 from repos.models import Repository
 
 
@@ -52,18 +54,11 @@ def workspace_summary(repo: Repository) -> dict[str, dict]:
 
 
 def count_user_refs(repo: Repository, username: str) -> int:
-    return run_git(
-        ["for-each-ref", "--format=x", f"refs/users/{username}/"], repo=repo.disk_path
-    ).stdout.count(b"\n")
+    return count_refs(repo.disk_path, f"refs/users/{username}/")
 
 
 def _default_tip(repo: Repository) -> str | None:
-    result = run_git(
-        ["rev-parse", "--verify", "--quiet", f"refs/heads/{repo.default_branch}^{{commit}}"],
-        repo=repo.disk_path,
-        check=False,
-    )
-    return result.text.strip() or None
+    return rev_parse(repo.disk_path, f"refs/heads/{repo.default_branch}")
 
 
 def _workspace_ref(prefix: str, row: tuple[str, str, int, str]) -> WorkspaceRef:
@@ -123,4 +118,4 @@ def merge_base(repo: Repository, ref: str) -> str | None:
     base = _default_tip(repo)
     if not base:
         return None
-    return run_git(["merge-base", base, ref], repo=repo.disk_path, check=False).text.strip() or None
+    return gittools.merge_base(repo.disk_path, base, ref)

@@ -1,26 +1,8 @@
 """Merged work leaves the workspaces by itself, and nothing is lost.
 
 After every push (or merge, which is recorded as one) that moves a canonical branch, a Celery
-task finds the workspace refs whose work has just landed on that branch:
-
-- merged: the ref's tip is reachable from the branch's new tip and was not from its old one
-  (`for-each-ref --merged=<new> --no-merged=<old>`, one walk for all refs). A ref that was
-  already reachable before the push (a start point pushed at main, say) is left alone.
-- rebased: every commit the ref has that the branch lacks has the patch-id of a commit this
-  push brought to the branch.
-- squashed: the ref's combined diff from its merge base with the branch has the patch-id of a
-  commit this push brought.
-
-The last two need candidates, and walking 100k refs per push would not do: each workspace push
-is indexed by patch-id (PatchId, a Celery task after the push), and cleanup looks up the
-patch-ids of what landed; the workspaces of the users whose pushes carried them are the
-candidates, each then checked against git as above.
-
-What cannot be detected (documented in the README): a rebase or squash that needed conflict
-resolution or changed the diff (the patch-ids differ); a rebase that dropped or reworded
-commits is still found, but one that split or combined some of them is not, unless the whole
-ref was squashed; changes landed by several pushes (each push is compared with what it
-brought); work pushed to a workspace before indexing existed.
+task finds the workspace refs whose work has just landed on that branch (workspaces.landing:
+merged, rebased or squashed) and archives them.
 
 Deletion is compare-and-delete in one git transaction per ref: the ref is deleted only if it
 still points where it was checked, and the commit moves to a hidden `refs/archive/<user>/<id>`
@@ -33,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -41,67 +22,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.git import GitError, is_valid_refname, run_git
+from repos.git import GitError, is_valid_refname
+from repos.gittools import RefTransaction, RefTransactionFailed, is_zero, ref_exists
 from repos.locking import repository_lock
 from repos.models import Push, Repository, Role
 from repos.selectors import role_for
-from workspaces import patchids
+from workspaces.landing import Landed, find_landed, index_push
 from workspaces.models import ArchivedRef, PatchId
 from workspaces.selectors import workspace_settings
 from workspaces.signals import workspace_ref_archived
 
 log = logging.getLogger(__name__)
-
-# A ref with more unmerged commits than this is not checked for a rebase (a rebased ref's
-# commits are the ones a push brought: a push of more than this is not a rebase of it).
-MAX_REF_COMMITS = 500
-# Commits of one branch update whose patch-ids are compared; beyond, only reachability counts.
-MAX_LANDED_COMMITS = 5000
-
-
-def _is_zero(oid: str) -> bool:
-    return set(oid) == {"0"}
-
-
-@dataclass(frozen=True)
-class Landed:
-    ref: str
-    sha: str
-    how: str  # merged, rebased, squashed
-
-    @property
-    def username(self) -> str:
-        return self.ref.split("/", 3)[2]
-
-
-# --- indexing -----------------------------------------------------------------------------------
-
-
-def index_push(push: Push) -> int:
-    """PatchId rows for a workspace push: its commits', and its updated refs' combined diffs
-    against the default branch. Idempotent."""
-    repo = push.repository
-    path = repo.disk_path
-    shas = list(push.commits.values_list("sha", flat=True))
-    rows = [
-        PatchId(repository=repo, kind=PatchId.Kind.COMMIT, patch_id=pid, sha=sha, push=push)
-        for sha, pid in patchids.of_commits(path, shas).items()
-    ]
-    default = f"refs/heads/{repo.default_branch}"
-    for update in push.ref_updates.all():
-        if not update.ref.startswith("refs/users/") or _is_zero(update.new):
-            continue
-        base = patchids.merge_base(path, update.new, default)
-        if base and base != update.new:
-            pid = patchids.of_range(path, base, update.new)
-            if pid:
-                rows.append(
-                    PatchId(
-                        repository=repo, kind=PatchId.Kind.COMBINED, patch_id=pid, sha=update.new, push=push
-                    )
-                )
-    PatchId.objects.bulk_create(rows, ignore_conflicts=True)
-    return len(rows)
 
 
 def _index_recent(repo: Repository) -> None:
@@ -120,102 +51,6 @@ def _index_recent(repo: Repository) -> None:
             log.exception("could not index push #%s", push.pk)
 
 
-# --- finding what landed --------------------------------------------------------------------------
-
-
-def _listed(path, args: list[str]) -> dict[str, str]:
-    out = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *args], repo=path).text
-    return {ref: oid for oid, _, ref in (line.partition(" ") for line in out.splitlines())}
-
-
-def find_landed(repo: Repository, branch: str, old: str, new: str) -> list[Landed]:
-    """Workspace refs whose work the update old -> new of refs/heads/<branch> landed."""
-    path = repo.disk_path
-    args = [f"--merged={new}"] + ([] if _is_zero(old) else [f"--no-merged={old}"])
-    merged = _listed(path, [*args, "refs/users/"])
-    landed = [Landed(ref, sha, "merged") for ref, sha in sorted(merged.items())]
-
-    brought = run_git(
-        [
-            "rev-list",
-            "--no-merges",
-            f"--max-count={MAX_LANDED_COMMITS}",
-            new,
-            *([] if _is_zero(old) else ["--not", old]),
-        ],
-        repo=path,
-    ).text.split()
-    landed_ids = set(patchids.of_commits(path, brought).values())
-    if not landed_ids:
-        return landed
-    push_ids = PatchId.objects.filter(repository=repo, patch_id__in=landed_ids).values_list(
-        "push_id", flat=True
-    )
-    owners = {
-        u.split("/", 3)[2]
-        for u in Push.objects.filter(pk__in=set(push_ids)).values_list("ref_updates__ref", flat=True)
-        if u and u.startswith("refs/users/")
-    }
-    if not owners:
-        return landed
-    candidates = {
-        ref: sha
-        for ref, sha in _listed(path, [f"refs/users/{name}/" for name in sorted(owners)]).items()
-        if ref not in merged
-    }
-    found = _landed_by_patch(path, candidates, new, landed_ids)
-    landed += [Landed(ref, candidates[ref], how) for ref, how in sorted(found.items())]
-    return landed
-
-
-def _landed_by_patch(path, candidates: dict[str, str], new: str, landed_ids: set[str]) -> dict[str, str]:
-    """ref -> "rebased" or "squashed" for the candidates whose work the branch (at `new`) has
-    by patch-id. A handful of git processes for all candidates together: one rev-list for
-    the commits they have that the branch lacks, one patch-id pipeline for those commits, one
-    for the candidates' combined diffs."""
-    if not candidates:
-        return {}
-    out = run_git(["rev-list", "--parents", *sorted(set(candidates.values())), "--not", new], repo=path).text
-    parents = {commit: rest for commit, *rest in (line.split() for line in out.splitlines())}
-    ids = patchids.of_commits(path, [c for c, ps in parents.items() if len(ps) <= 1])
-    found: dict[str, str] = {}
-    ranges: dict[str, tuple[str, str]] = {}
-    for ref, tip in candidates.items():
-        own, boundary = _own_commits(tip, parents)
-        if not own or len(own) > MAX_REF_COMMITS:
-            continue
-        # Rebased: every commit of its own (no merges; an empty commit has no patch-id) landed.
-        if all(len(parents[c]) <= 1 and c in ids for c in own) and {ids[c] for c in own} <= landed_ids:
-            found[ref] = "rebased"
-            continue
-        # Squashed: its combined diff from where it left the branch. With one boundary commit
-        # that is the merge base; otherwise ask git.
-        base = next(iter(boundary)) if len(boundary) == 1 else patchids.merge_base(path, tip, new)
-        if base:
-            ranges[ref] = (tip, base)
-    combined = patchids.of_ranges(path, ranges.values())
-    found.update({ref: "squashed" for ref, (tip, _base) in ranges.items() if combined.get(tip) in landed_ids})
-    return found
-
-
-def _own_commits(tip: str, parents: dict[str, list[str]]) -> tuple[set[str], set[str]]:
-    """The commits reachable from tip within `parents` (those the branch lacks), and the
-    commits just outside (where the work left the branch)."""
-    own, boundary, stack = set(), set(), [tip]
-    while stack:
-        commit = stack.pop()
-        if commit in own:
-            continue
-        if commit not in parents:
-            boundary.add(commit)
-            continue
-        own.add(commit)
-        stack.extend(parents[commit])
-        if len(own) > MAX_REF_COMMITS:
-            break
-    return own, boundary
-
-
 # --- deleting and restoring -----------------------------------------------------------------------
 
 
@@ -223,17 +58,14 @@ def _archive_ref(username: str) -> str:
     return f"refs/archive/{username}/{timezone.now():%Y%m%d%H%M%S}-{uuid.uuid4().hex[:12]}"
 
 
-def _transaction(path, lines: list[str]) -> bool:
-    """One atomic `update-ref --stdin` transaction; False if a ref was not where expected."""
-    result = run_git(
-        ["update-ref", "--stdin"],
-        repo=path,
-        input="".join(f"{line}\n" for line in lines).encode(),
-        check=False,
-    )
-    if result.returncode != 0:
-        log.info("ref transaction refused: %s", result.stderr.decode("utf-8", "replace").strip()[:500])
-    return result.returncode == 0
+def _applied(tx: RefTransaction) -> bool:
+    """Commit the transaction; False (and a log line saying why) if a ref was not where expected."""
+    try:
+        tx.commit()
+    except RefTransactionFailed as exc:
+        log.info("ref transaction refused: %s", exc.stderr.strip()[:500])
+        return False
+    return True
 
 
 def archive_landed(
@@ -246,16 +78,17 @@ def archive_landed(
     what = {"merged": "merged into", "rebased": "rebased onto", "squashed": "squashed into"}
     archives = {item.ref: _archive_ref(item.username) for item in landed}
 
-    def steps(item: Landed) -> list[str]:
-        return [f"create {archives[item.ref]} {item.sha}", f"delete {item.ref} {item.sha}"]
+    def steps(tx: RefTransaction, item: Landed) -> RefTransaction:
+        return tx.create(archives[item.ref], item.sha).delete(item.ref, old=item.sha)
 
     # All in one transaction; if any ref moved meanwhile, each on its own, so the others go.
-    if landed and _transaction(
-        path, ["start", *(s for item in landed for s in steps(item)), "prepare", "commit"]
-    ):
+    together = RefTransaction(path)
+    for item in landed:
+        steps(together, item)
+    if landed and _applied(together):
         done = landed
     else:
-        done = [item for item in landed if _transaction(path, ["start", *steps(item), "prepare", "commit"])]
+        done = [item for item in landed if _applied(steps(RefTransaction(path), item))]
     where = f" in push #{push.pk}" if push else ""
     rows = [
         ArchivedRef(
@@ -292,7 +125,7 @@ def archive_landed(
 def cleanup_after_push(push: Push) -> list[ArchivedRef]:
     """Archive the workspace refs each canonical branch update of this push landed."""
     repo = push.repository
-    updates = [u for u in push.ref_updates.all() if u.ref.startswith("refs/heads/") and not _is_zero(u.new)]
+    updates = [u for u in push.ref_updates.all() if u.ref.startswith("refs/heads/") and not is_zero(u.new)]
     if not updates or not workspace_settings(repo).delete_merged_refs:
         return []
     archived = []
@@ -322,15 +155,10 @@ def restore(archived: ArchivedRef, *, user, name: str | None = None) -> str:
         raise InvalidInput(f"{ref!r} is not a valid ref name in {archived.username}'s workspace")
     with repository_lock(repo.pk, purpose=f"restore {ref}", timeout=30):
         # `create` fails if the ref exists: restoring never overwrites newer work.
-        ok = _transaction(
-            repo.disk_path,
-            [
-                "start",
-                f"create {ref} {archived.sha}",
-                f"delete {archived.archive_ref} {archived.sha}",
-                "prepare",
-                "commit",
-            ],
+        ok = _applied(
+            RefTransaction(repo.disk_path)
+            .create(ref, archived.sha)
+            .delete(archived.archive_ref, old=archived.sha)
         )
         if not ok:
             raise Conflict(f"{ref} exists (or the archive moved): restore it under another name")
@@ -349,15 +177,9 @@ def expire_due(now=None) -> int:
     )[:1000]
     for row in due:
         with repository_lock(row.repository_id, purpose="expire archived refs", timeout=settings.GIT_TIMEOUT):
-            gone = _transaction(
-                row.repository.disk_path,
-                ["start", f"delete {row.archive_ref} {row.sha}", "prepare", "commit"],
-            )
-            if gone or not _ref_exists(row.repository.disk_path, row.archive_ref):
+            path = row.repository.disk_path
+            gone = _applied(RefTransaction(path).delete(row.archive_ref, old=row.sha))
+            if gone or not ref_exists(path, row.archive_ref):
                 ArchivedRef.objects.filter(pk=row.pk).update(state=ArchivedRef.State.EXPIRED)
                 expired += 1
     return expired
-
-
-def _ref_exists(path, ref: str) -> bool:
-    return run_git(["show-ref", "--verify", "--quiet", ref], repo=path, check=False).returncode == 0

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.git import GitError, run_git
+from repos.gittools import text_ref_map
 from repos.lifecycle import purge_after
 from repos.models import Repository, User
 from workspaces.models import Workspace, WorkspaceExport
@@ -60,14 +61,10 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
             commits.add(oid)
         elif peeled_kind == "commit":
             commits.add(peeled)
-    args = [
-        "for-each-ref",
-        "--format=%(refname)",
-        *(f"--no-merged={oid}" for oid in sorted(commits)),
-        "refs/users/",
-    ]
+    # for-each-ref takes its --no-merged filters among the patterns.
+    unmerged = text_ref_map(path, *(f"--no-merged={oid}" for oid in sorted(commits)), "refs/users/")
     found: dict[str, list[str]] = {}
-    for ref in run_git(args, repo=path).text.splitlines():
+    for ref in unmerged:
         parts = ref.split("/", 3)
         if len(parts) == 4 and parts[3]:
             found.setdefault(parts[2], []).append(ref)
@@ -75,10 +72,7 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
 
 
 def user_refs(repo: Repository, username: str) -> list[str]:
-    out = run_git(
-        ["for-each-ref", "--format=%(refname)", f"refs/users/{username}/"], repo=repo.disk_path
-    ).text
-    return [line for line in out.splitlines() if line]
+    return list(text_ref_map(repo.disk_path, f"refs/users/{username}/"))
 
 
 def notify_contributors(repo: Repository) -> list[str]:

@@ -52,8 +52,3 @@ def of_ranges(repo_path: Path, ranges: Iterable[tuple[str, str]]) -> dict[str, s
         return {}
     diff = run_git(["diff-tree", "--stdin", "-p", *_DIFF_OPTS], repo=repo_path, input=lines.encode()).stdout
     return {commit: patch_id for patch_id, commit in _patch_ids(repo_path, diff)}
-
-
-def merge_base(repo_path: Path, a: str, b: str) -> str | None:
-    result = run_git(["merge-base", a, b], repo=repo_path, check=False)
-    return result.text.strip() or None

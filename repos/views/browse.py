@@ -22,6 +22,7 @@ from django.urls import reverse
 from repos import archive, browse, compare, rendering
 from repos.git import popen_git
 from repos.gitstream import GitProcessResponse
+from repos.gittools import rev_parse
 from repos.views import repo_or_404
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
@@ -233,7 +234,7 @@ def _url_rev(rev: str) -> str:
 def commits(request, owner: str, name: str, spec: str = ""):
     if not spec:
         repo = repo_or_404(request, owner, name)
-        if browse.commit_of(repo.disk_path, f"refs/heads/{repo.default_branch}") is None:
+        if rev_parse(repo.disk_path, f"refs/heads/{repo.default_branch}") is None:
             return redirect(repo_base(repo))  # an empty repository: nothing to list yet
         spec = repo.default_branch
     repo, revision, entry = _locate(request, owner, name, spec)

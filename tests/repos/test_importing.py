@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import subprocess
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -314,6 +316,22 @@ def test_import_of_each_object_class(msg_id, tmp_path, git_home, settings):
         assert msg_id in exc.value.message and "refuse" in exc.value.message
     assert not Repository.objects.exists()
     assert not list(settings.REPO_ROOT.rglob("*.git"))
+
+
+def test_a_fetch_from_a_silent_server_stops_at_its_deadline(tmp_path, git_home):
+    """The server accepts the connection and never answers: git (and the helper that holds its
+    stderr open) would wait forever; the deadline ends the fetch with a reason."""
+    target = tmp_path / "target.git"
+    git(git_home, "init", "--quiet", "--bare", str(target))
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        source = netguard.Source(
+            f"http://127.0.0.1:{port}/x.git", "http://silent.example/x.git", protocols="http"
+        )
+        started = time.monotonic()
+        with pytest.raises(fetching.FetchFailed, match="took longer than 2 s"):
+            fetching.fetch(target, source, list(importing.DEFAULT_REFSPECS), timeout=2)
+        assert time.monotonic() - started < 20
 
 
 # --- the web and API import: the request -------------------------------------------------------
