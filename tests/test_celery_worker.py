@@ -1,8 +1,6 @@
 """A task goes through the real broker (filesystem or Redis, whichever the settings choose) to a
 real worker process, not eager mode, and does real work on a real repository."""
 
-import time
-
 import pytest
 
 from repos import services
@@ -10,18 +8,9 @@ from repos.models import Repository
 from repos.tasks import maintain_repository, schedule_maintenance
 from tests.factories import UserFactory
 from tests.gitutil import make_history
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-
-def wait_until(predicate, *, timeout=60.0, worker=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    log = worker.log() if worker else ""
-    raise AssertionError(f"condition not met within {timeout}s; worker log:\n{log}")
 
 
 def test_eager_mode_is_off():
@@ -42,7 +31,9 @@ def test_worker_runs_maintenance_through_the_broker(celery_worker_process, tmp_p
 
     wait_until(
         lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
-        worker=celery_worker_process,
+        timeout=60,
+        what=lambda: f"the repository maintained; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
     )
     assert list(pack_dir.glob("*.bitmap"))
     info = repo.disk_path / "objects" / "info"
@@ -55,7 +46,9 @@ def test_periodic_scheduler_task_fans_out(celery_worker_process):
     schedule_maintenance.delay()
     wait_until(
         lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
-        worker=celery_worker_process,
+        timeout=60,
+        what=lambda: f"the repository maintained; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
     )
 
 
@@ -80,6 +73,8 @@ def test_maintenance_follows_enough_pushes(celery_worker_process, live_server_ur
     assert Push.objects.filter(repository=repo).count() == 3
     wait_until(
         lambda: Repository.objects.get(pk=repo.pk).last_maintained_at is not None,
-        worker=celery_worker_process,
+        timeout=60,
+        what=lambda: f"the repository maintained; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
     )
     assert Repository.objects.get(pk=repo.pk).pushes_since_maintenance == 0

@@ -18,9 +18,10 @@ from bundles.models import BuildState, Bundle, BundleBuild, BundleLock, BundleSt
 from bundles.tasks import schedule_bundle_builds
 from tests import live
 from tests.bundles.conftest import add_commits
-from tests.bundles.test_worker import HANG, wait_until
+from tests.bundles.test_worker import HANG
 from tests.factories import RepositoryFactory
 from tests.repos.test_locking import holding
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -39,7 +40,7 @@ def killed_mid_build(repo, live_env, tmp_path) -> int:
         start_new_session=True,
     )
     try:
-        wait_until(marker.exists, timeout=60)
+        wait_until(marker.exists, timeout=60, what="the build paused after storing", alive=proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -90,7 +91,9 @@ def test_scheduler_rebuilds_after_a_dead_build(built_repo, live_env, tmp_path, c
             )
             == [BuildState.SUCCEEDED, BuildState.FAILED, BuildState.SUCCEEDED]
         ),
-        why=celery_worker_process.log,
+        timeout=60,
+        what=lambda: f"a dead build failed between two good ones; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
     )
     failed = BundleBuild.objects.get(repository=built_repo, state=BuildState.FAILED)
     assert failed.error.startswith("worker died"), failed.error
@@ -152,6 +155,7 @@ def test_a_running_build_renews_its_claim(built_repo, settings, git_home, tmp_pa
         wait_until(
             lambda: BundleBuild.objects.get(pk=run.pk).heartbeat_at > timezone.now() - timedelta(seconds=2),
             timeout=10,
+            what="a fresh heartbeat",
         )
         assert BundleLock.objects.get(pk=built_repo.pk).claimed_at > timezone.now() - timedelta(seconds=2)
         assert services.bundles_reap_dead_builds(repo=built_repo) == 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from unittest import mock
 
 import pytest
@@ -28,6 +27,7 @@ from tests.bundles.conftest import add_commits, refs_of
 from tests.bundles.test_live import bundle_downloads, clone
 from tests.factories import RepositoryFactory
 from tests.gitutil import git
+from tests.support.wait import wait_until
 
 V2 = GitClient(
     accept_encoding="deflate, gzip, br, zstd",
@@ -248,15 +248,6 @@ def _bundle_bytes_served(repo) -> int:
     return DailyTransfer.objects.filter(repository=repo).aggregate(n=Sum("bundle_bytes_served"))["n"] or 0
 
 
-def _wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_clone_uses_advertised_bundles_and_fetch_the_new_incremental(
@@ -286,7 +277,13 @@ def test_clone_uses_advertised_bundles_and_fetch_the_new_incremental(
     assert refs_of(git_home, target, "refs/heads", "refs/tags") == refs_of(
         git_home, repo.disk_path, "refs/heads", "refs/tags"
     )
-    assert _wait_for(lambda: _bundle_bytes_served(repo) - served == base.size)
+    wait_until(
+        lambda: _bundle_bytes_served(repo) - served == base.size,
+        timeout=10,
+        what=lambda: (
+            f"the base bundle counted as served: {_bundle_bytes_served(repo) - served} != {base.size}"
+        ),
+    )
     token = git(git_home, "--git-dir", str(target), "config", "fetch.bundleCreationToken").stdout.strip()
     assert token == str(base.creation_token)
 

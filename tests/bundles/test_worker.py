@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
@@ -17,17 +16,9 @@ from bundles.tasks import build_bundles
 from tests import live
 from tests.bundles.conftest import add_commits
 from tests.factories import RepositoryFactory
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-
-def wait_until(predicate, *, timeout=60.0, why=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"condition not met within {timeout}s\n{why()}")
 
 
 def listed(live_server_url, repo) -> list[str]:
@@ -48,7 +39,11 @@ def test_worker_builds_through_the_broker(celery_worker_process, bundle_store, g
             Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).count() == 2
             and BundleBuild.objects.get(repository=repo).state != BuildState.RUNNING
         ),
-        why=celery_worker_process.log,
+        timeout=60,
+        what=lambda: (
+            f"two published bundles and a finished build; worker log:\n{celery_worker_process.log()}"
+        ),
+        alive=celery_worker_process,
     )
     assert BundleBuild.objects.get(repository=repo).state == BuildState.SUCCEEDED
     assert not locking.is_claimed(repo.pk)
@@ -81,7 +76,7 @@ def test_worker_killed_mid_build(live_env, live_server_url, bundle_store, git_ho
         start_new_session=True,
     )
     try:
-        wait_until(marker.exists, timeout=60)
+        wait_until(marker.exists, timeout=60, what="the build paused after storing", alive=proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -11,7 +11,7 @@ import pytest
 from repos.models import ImportState, RepositoryImport
 from tests.browser import chromium_page, shot
 from tests.factories import UserFactory
-from tests.repos.test_importing_live import _env, history_stream, serve
+from tests.repos.importlive import history_stream, serve, source_env
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 PASSWORD = "slate-harbor-19-lantern"
@@ -20,7 +20,7 @@ PASSWORD = "slate-harbor-19-lantern"
 @pytest.fixture
 def source(tmp_path):
     path = tmp_path / "src.git"
-    env = _env(tmp_path / "home")
+    env = source_env(tmp_path / "home")
     subprocess.run(["git", "init", "--quiet", "--bare", "-b", "main", str(path)], env=env, check=True)
     subprocess.run(
         ["git", "--git-dir", str(path), "fast-import", "--quiet"],

@@ -11,172 +11,36 @@ from __future__ import annotations
 
 import io
 import json
-import random
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
 from repos import services
-from repos.models import ImportState, Mirror, Repository, RepositoryImport, Visibility
+from repos.models import ImportState, Mirror, Repository, RepositoryImport
 from tests import live
 from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.objectclasses import CASES, build
-from tests.repos.test_live_http import Browser
+from tests.repos.importlive import (
+    Api,
+    finished,
+    left_nothing,
+    refs_of,
+    serve,
+    signed_in,
+    source_env,
+    write_big_source,
+)
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 COMMITS = 15_000
-PASSWORD = "long-enough-passphrase-42"
-
-
-def history_stream(commits: int, *, seed: int = 12) -> bytes:
-    """Text files edited a line at a time, as a project's history is (deltas matter)."""
-    rng = random.Random(seed)  # test data, not security
-    files = {f"src/f{i:03}.txt": [f"line {j} {rng.random()}\n" for j in range(40)] for i in range(50)}
-    out = []
-    for c in range(commits):
-        name = f"src/f{rng.randrange(50):03}.txt"
-        files[name][rng.randrange(40)] = f"edit {c} {rng.getrandbits(64):x}\n"
-        data, message = "".join(files[name]).encode(), f"commit {c}\n".encode()
-        out += [
-            b"commit refs/heads/main\n",
-            f"mark :{c + 1}\n".encode(),
-            f"committer Dev <dev@example.invalid> {1_500_000_000 + c * 60} +0000\n".encode(),
-            f"data {len(message)}\n".encode(),
-            message,
-            f"from :{c}\n".encode() if c else b"",
-            f"M 100644 inline {name}\ndata {len(data)}\n".encode(),
-            data,
-            b"\n",
-        ]
-        if c % 1000 == 999:
-            out.append(f"reset refs/tags/v{c // 1000}\nfrom :{c + 1}\n\n".encode())
-    return b"".join(out)
-
-
-def _env(home: Path) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    return {
-        "HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_TERMINAL_PROMPT": "0",
-    }
 
 
 @pytest.fixture(scope="module")
 def big_source(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("big") / "src.git"
-    env = _env(path.parent / "home")
-    git(env, "init", "--quiet", "--bare", "-b", "main", str(path))
-    subprocess.run(
-        ["git", "--git-dir", str(path), "fast-import", "--quiet"],
-        input=history_stream(COMMITS),
-        env=env,
-        check=True,
-        timeout=300,
-    )
-    git(env, "--git-dir", str(path), "branch", "dev", "main~100")
-    tip = git(env, "--git-dir", str(path), "rev-parse", "main").stdout.strip()
-    lines = [f"update refs/pull/{i}/head main~{i}\n" for i in range(1, 31)]
-    lines += [f"update refs/remotes/origin/{b} main\n" for b in ("main", "dev")]
-    lines += [f"update refs/keep-around/{k} {tip}\n" for k in ("a", "b", "c")]
-    subprocess.run(
-        ["git", "--git-dir", str(path), "update-ref", "--stdin"],
-        input="".join(lines),
-        text=True,
-        env=env,
-        check=True,
-    )
-    git(env, "--git-dir", str(path), "repack", "-adq")
-    return path
-
-
-def serve(source: Path, owner: str, name: str, *, private: bool = False) -> Repository:
-    """A repository on the live server holding `source`'s refs, borrowing its objects."""
-    user = UserFactory(username=owner)
-    repo = services.repository_create(
-        owner=user, name=name, visibility=Visibility.PRIVATE if private else Visibility.PUBLIC
-    )
-    objects = source / "objects" if (source / "objects").is_dir() else source / ".git" / "objects"
-    (repo.disk_path / "objects" / "info" / "alternates").write_text(f"{objects}\n")
-    refs = subprocess.run(
-        ["git", "--git-dir", str(objects.parent), "for-each-ref", "--format=update %(refname) %(objectname)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    subprocess.run(
-        ["git", "--git-dir", str(repo.disk_path), "update-ref", "--stdin"], input=refs, text=True, check=True
-    )
-    head = subprocess.run(
-        ["git", "--git-dir", str(objects.parent), "symbolic-ref", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    if head:
-        subprocess.run(["git", "--git-dir", str(repo.disk_path), "symbolic-ref", "HEAD", head], check=True)
-    return repo
-
-
-def refs_of(path: Path, *patterns: str) -> dict[str, str]:
-    out = subprocess.run(
-        ["git", "--git-dir", str(path), "for-each-ref", "--format=%(refname) %(objectname)", *patterns],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return dict(line.split(" ", 1) for line in out.splitlines())
-
-
-class Api:
-    def __init__(self, base: str, user):
-        self.user = user
-        self.token = services.token_create(user=user, scope="write")[1]
-        self.http = Browser(base)
-
-    def call(self, method: str, path: str, body: dict | None = None):
-        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
-        data = json.dumps(body) if body is not None else None
-        status, text, headers = self.http.request(method, path, data, headers)
-        return status, (json.loads(text) if text else None), headers
-
-
-def wait_for(predicate, *, worker, timeout: float = 120.0, every: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout}s; worker log:\n{worker.log()}")
-
-
-def finished(import_id: int) -> RepositoryImport | None:
-    imp = RepositoryImport.objects.get(pk=import_id)
-    return None if imp.active else imp
-
-
-def left_nothing(imp: RepositoryImport, repo_id: int) -> None:
-    assert imp.repository_id is None and not Repository.objects.filter(pk=repo_id).exists()
-    from repos import storage
-
-    assert not storage.repository_path(repo_id).exists()
-
-
-def signed_in(base: str, user) -> Browser:
-    user.set_password(PASSWORD)
-    user.save()
-    browser = Browser(base)
-    browser.request("GET", "/login")
-    status, page, _ = browser.request("POST", "/login", {"username": user.username, "password": PASSWORD})
-    assert status == 200 and user.username in page
-    return browser
-
-
-# --- the tests ---------------------------------------------------------------------------------
+    return write_big_source(tmp_path_factory.mktemp("big"), COMMITS)
 
 
 def test_import_over_http_with_live_progress_and_a_report(
@@ -193,16 +57,24 @@ def test_import_over_http_with_live_progress_and_a_report(
     assert headers["Location"] == f"{live_server_url}/api/v1/imports/{import_id}"
 
     snapshots, page = [], None
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def watch() -> RepositoryImport | None:
+        """The finished import; until then, a snapshot of the row and, once, the page."""
+        nonlocal page
         imp = RepositoryImport.objects.get(pk=import_id)
         if not imp.active:
-            break
+            return imp
         snapshots.append((imp.state, imp.phase, imp.objects_done, imp.bytes_received, imp.heartbeat_at))
         if page is None and imp.state == ImportState.RUNNING:
             page = web.request("GET", "/ivan/copy")[1]
-        time.sleep(0.05)
-    imp = RepositoryImport.objects.get(pk=import_id)
+        return None
+
+    imp = wait_until(
+        watch,
+        timeout=180,
+        what=lambda: f"the import to finish; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
+    )
     assert imp.state == ImportState.DONE, (imp.message, celery_worker_process.log())
 
     running = {s[1:4] for s in snapshots if s[0] == ImportState.RUNNING}
@@ -222,10 +94,15 @@ def test_import_over_http_with_live_progress_and_a_report(
     assert status == 200 and watched["state"] == "done" and watched["report"]["skipped"]["refs/pull/"] == 30
     page = web.request("GET", f"/imports/{import_id}")[1]
     assert "Skipped 30 refs under refs/pull/." in page
-    advertised = git(_env(tmp_path / "home"), "ls-remote", f"{live_server_url}/ivan/copy.git").stdout
+    advertised = git(source_env(tmp_path / "home"), "ls-remote", f"{live_server_url}/ivan/copy.git").stdout
     assert "refs/pull/" not in advertised and "refs/heads/main" in advertised
     # The fresh delta search was queued after success and the worker ran it.
-    wait_for(lambda: Repository.objects.get(pk=repo.pk).fresh_packed_at, worker=celery_worker_process)
+    wait_until(
+        lambda: Repository.objects.get(pk=repo.pk).fresh_packed_at,
+        timeout=120,
+        what=lambda: f"the fresh repack; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
+    )
 
 
 def test_a_private_source_credentials_are_used_once_and_never_stored(
@@ -250,7 +127,13 @@ def test_a_private_source_credentials_are_used_once_and_never_stored(
         assert secret not in json.dumps(body)
         ids[name] = (body["import"]["id"], body["id"])
     done = {
-        name: wait_for(lambda i=i: finished(i), worker=celery_worker_process) for name, (i, _) in ids.items()
+        name: wait_until(
+            lambda i=i: finished(i),
+            timeout=120,
+            what=lambda name=name: f"import {name} to finish; worker log:\n{celery_worker_process.log()}",
+            alive=celery_worker_process,
+        )
+        for name, (i, _) in ids.items()
     }
     assert done["ok"].state == ImportState.DONE, done["ok"].message
     assert refs_of(Repository.objects.get(name="ok").disk_path) == refs_of(small / ".git", "refs/heads")
@@ -286,13 +169,20 @@ def test_cancel_from_the_repository_page_removes_everything(
     assert status == 200 and "Importing vera/halfway from" in page  # landed on the repository page
     imp = RepositoryImport.objects.get(full_name="vera/halfway")
     repo_id = imp.repository_id
-    wait_for(
+    wait_until(
         lambda: RepositoryImport.objects.get(pk=imp.pk).state == ImportState.RUNNING,
-        worker=celery_worker_process,
+        timeout=120,
+        what=lambda: f"the import to run; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
     )
     status, page, _ = web.request("POST", f"/imports/{imp.pk}/cancel", {})
     assert status == 200 and ("Cancelling" in page or "Cancelled." in page)
-    imp = wait_for(lambda: finished(imp.pk), worker=celery_worker_process)
+    imp = wait_until(
+        lambda: finished(imp.pk),
+        timeout=120,
+        what=lambda: f"the cancelled import to finish; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
+    )
     assert (imp.state, imp.message) == (ImportState.CANCELLED, "Cancelled by vera.")
     left_nothing(imp, repo_id)
     status, page, _ = web.request("GET", f"/imports/{imp.pk}")
@@ -343,7 +233,12 @@ def test_caps_and_bad_sources_leave_nothing_and_say_why(
         assert status == 202, body
         ids[name] = (body["import"]["id"], body["id"])
     for name, (import_id, repo_id) in ids.items():
-        imp = wait_for(lambda i=import_id: finished(i), worker=capped_worker, timeout=180)
+        imp = wait_until(
+            lambda i=import_id: finished(i),
+            timeout=180,
+            what=lambda name=name: f"import {name} to finish; worker log:\n{capped_worker.log()}",
+            alive=capped_worker,
+        )
         assert imp.state == ImportState.FAILED and cases[name][1] in imp.message, (name, imp.message)
         left_nothing(imp, repo_id)
         status, body, _ = api.call("GET", f"/api/v1/imports/{import_id}")
@@ -366,13 +261,18 @@ def test_all_refs_is_for_staff_kept_hidden_and_a_mirror_can_follow(
         "POST", "/api/v1/repos", {"name": "all", "import_url": url, "refs": "all", "mirror": True}
     )
     assert status == 202, body
-    imp = wait_for(lambda: finished(body["import"]["id"]), worker=celery_worker_process, timeout=180)
+    imp = wait_until(
+        lambda: finished(body["import"]["id"]),
+        timeout=180,
+        what=lambda: f"the all-refs import to finish; worker log:\n{celery_worker_process.log()}",
+        alive=celery_worker_process,
+    )
     assert imp.state == ImportState.DONE, imp.message
     repo = Repository.objects.get(pk=imp.repository_id)
     imported = refs_of(repo.disk_path, "refs/imported")
     assert len(imported) == 30 + 2 + 3 and "refs/imported/pull/7/head" in imported
     assert imp.report["imported"] == {"refs/pull/": 30, "refs/remotes/": 2, "refs/keep-around/": 3}
-    env = _env(tmp_path / "home")
+    env = source_env(tmp_path / "home")
     for version in ("0", "2"):
         for remote in (
             f"{live_server_url}/sysop/all.git",

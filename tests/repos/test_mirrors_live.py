@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.request
 from datetime import timedelta
 
@@ -21,6 +20,7 @@ from repos import services as repo_services
 from repos.models import Mirror, Push, RefUpdate, Role
 from tests.factories import UserFactory
 from tests.gitutil import git
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 ZERO = "0" * 40
@@ -261,12 +261,12 @@ def test_branches_read_only_workspaces_open_and_cleanup_follows_the_upstream(sce
     owner.git("merge", "--quiet", "--ff-only", "FETCH_HEAD", check=True)
     assert owner.push("main").returncode == 0
     mirrors.mirror_sync_request(mirror=scene.mirror, actor=scene.alice)
-    deadline = time.monotonic() + 90
-    while (
-        "refs/users/bob/fix" in refs_of(scene.repo.disk_path, "refs/users/") and time.monotonic() < deadline
-    ):
-        time.sleep(0.2)
-    assert "refs/users/bob/fix" not in refs_of(scene.repo.disk_path, "refs/users/")
+    wait_until(
+        lambda: "refs/users/bob/fix" not in refs_of(scene.repo.disk_path, "refs/users/"),
+        timeout=90,
+        what="the sync to archive bob's merged ref",
+        alive=celery_worker_process,
+    )
     assert canonical(scene.repo.disk_path)["refs/heads/main"] == fix
     synced = Push.objects.filter(repository=scene.repo, protocol="mirror").latest("pk")
     assert list(synced.ref_updates.values_list("ref", "old", "new", "forced")) == [

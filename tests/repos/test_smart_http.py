@@ -11,6 +11,7 @@ from repos import services
 from repos.models import Push, RefUpdate
 from tests.factories import UserFactory
 from tests.gitutil import git
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -248,7 +249,6 @@ def test_client_killed_mid_push_leaves_no_record_and_no_process(
 ):
     import os
     import signal
-    import time
 
     _user, token = alice
     work = tmp_path / "w"
@@ -288,17 +288,19 @@ def test_client_killed_mid_push_leaves_no_record_and_no_process(
             start_new_session=True,
         )
     # Generous: on a loaded machine the client may spend a while packing before it connects.
-    deadline = time.monotonic() + 180
-    while not _receive_packs_for(project.disk_path) and time.monotonic() < deadline:
-        assert client.poll() is None, f"the push ended before receive-pack was seen: {client_log.read_text()}"
-        time.sleep(0.05)
-    assert _receive_packs_for(project.disk_path), f"receive-pack never started: {client_log.read_text()}"
+    wait_until(
+        lambda: _receive_packs_for(project.disk_path),
+        timeout=180,
+        what=lambda: f"receive-pack to start; the client said: {client_log.read_text()}",
+        alive=client,
+    )
     os.killpg(client.pid, signal.SIGKILL)
     client.wait()
-    deadline = time.monotonic() + 30
-    while _receive_packs_for(project.disk_path) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _receive_packs_for(project.disk_path) == []
+    wait_until(
+        lambda: _receive_packs_for(project.disk_path) == [],
+        timeout=30,
+        what=lambda: f"receive-pack to exit after its client died: {_receive_packs_for(project.disk_path)}",
+    )
     assert not Push.objects.filter(repository=project).exists()
     assert "refs/heads/main" not in server_refs(project)
     # And the server still works.

@@ -7,7 +7,6 @@ import hashlib
 import hmac
 import json
 import threading
-import time
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,6 +16,7 @@ from repos import services, webhooks
 from repos.errors import InvalidInput
 from repos.models import DeliveryStatus, Push, WebhookDelivery
 from tests.factories import RepositoryFactory
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,15 +64,6 @@ def receiver():
         r.close()
 
 
-def wait_for(predicate, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.live
 def test_push_is_delivered_signed(world, receiver, celery_worker_process, settings):
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
@@ -80,7 +71,7 @@ def test_push_is_delivered_signed(world, receiver, celery_worker_process, settin
     hook = webhooks.webhook_create(repo=world.repo, url=r.url, secret="s3cret")
     sha = world.owner.commit("hooked")
     assert world.owner.push("main").returncode == 0
-    wait_for(lambda: r.requests, what="a delivery")
+    wait_until(lambda: r.requests, timeout=60, what="a delivery", alive=celery_worker_process)
     headers, body = r.requests[0]
     expected = "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
     assert headers[webhooks.SIGNATURE_HEADER] == expected
@@ -94,7 +85,12 @@ def test_push_is_delivered_signed(world, receiver, celery_worker_process, settin
     ]
     assert event["repository"]["full_name"] == "owner/project"
     delivery = WebhookDelivery.objects.get(webhook=hook)
-    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED)
+    wait_until(
+        lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED,
+        timeout=60,
+        what="the delivery marked delivered",
+        alive=celery_worker_process,
+    )
     delivery.refresh_from_db()
     assert (
         delivery.attempts == 1 and delivery.response_status == 200 and delivery.response_excerpt == "thanks"
@@ -108,11 +104,16 @@ def test_failed_deliveries_are_retried_with_backoff(world, receiver, celery_work
     hook = webhooks.webhook_create(repo=world.repo, url=r.url)
     world.owner.commit("retry me")
     assert world.owner.push("main").returncode == 0
-    wait_for(lambda: len(r.requests) == 3, what="three attempts")
+    wait_until(lambda: len(r.requests) == 3, timeout=60, what="three attempts", alive=celery_worker_process)
     bodies = {body for _headers, body in r.requests}
     assert len(bodies) == 1  # the same event each time
     delivery = WebhookDelivery.objects.get(webhook=hook)
-    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED)
+    wait_until(
+        lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED,
+        timeout=60,
+        what="the delivery marked delivered",
+        alive=celery_worker_process,
+    )
     delivery.refresh_from_db()
     assert delivery.attempts == 3
     # Backoff: 1 s, then 2 s, between attempts (WEBHOOK_RETRY_BASE_SECONDS=1 in tests).
@@ -129,7 +130,9 @@ def test_workspace_pushes_can_be_left_out(world, receiver, celery_worker_process
     alice = world.add("alice")
     alice.commit("alice")
     assert alice.push("HEAD:refs/users/alice/x").returncode == 0
-    wait_for(lambda: everything.requests, what="the workspace push")
+    wait_until(
+        lambda: everything.requests, timeout=60, what="the workspace push", alive=celery_worker_process
+    )
     # One fan-out task creates every hook's delivery at once: once the first exists, the
     # canonical-only hook's absence is final, not a matter of waiting longer.
     assert WebhookDelivery.objects.filter(webhook__include_workspaces=True).count() == 1
@@ -138,7 +141,7 @@ def test_workspace_pushes_can_be_left_out(world, receiver, celery_worker_process
     # And a canonical push does reach it.
     world.owner.commit("canonical")
     assert world.owner.push("main").returncode == 0
-    wait_for(lambda: canonical.requests, what="the canonical push")
+    wait_until(lambda: canonical.requests, timeout=60, what="the canonical push", alive=celery_worker_process)
 
 
 def test_private_targets_are_refused(settings):

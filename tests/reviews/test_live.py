@@ -11,17 +11,9 @@ import pytest
 from repos.models import Push
 from reviews import merge
 from reviews.models import Proposal, ProposalState
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-
-def eventually(fetch, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
@@ -38,8 +30,11 @@ def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     assert result.returncode == 0, result.stderr
     assert "/owner/project/proposals" in result.stderr  # post-receive tells where to look
     ref = f"refs/users/alice/main/{first[:12]}"
-    proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
-    assert proposal is not None, result.stderr
+    proposal = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo).first(),
+        timeout=10,
+        what=lambda: f"a proposal; push said:\n{result.stderr}",
+    )
     assert (proposal.number, proposal.source_ref, proposal.target_branch, proposal.author.username) == (
         1,
         ref,
@@ -55,7 +50,7 @@ def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     second = alice.commit("feature part 2")
     result = alice.push("HEAD:refs/for/main", options=["title=Parts one and two"])
     assert result.returncode == 0, result.stderr
-    assert eventually(lambda: proposal.revisions.count() == 2)
+    wait_until(lambda: proposal.revisions.count() == 2, timeout=10, what="the proposal's second revision")
     proposal.refresh_from_db()
     assert proposal.title == "Parts one and two" and proposal.description == "Does one thing.\nWell."
     assert proposal.revisions.order_by("-number").first().head_sha == second
@@ -73,8 +68,9 @@ def test_topic_push_to_another_branch_and_hostile_options(world):
         "HEAD:refs/for/release/my-topic", options=[f"title={huge}\u202e", "description=\x1b[31mred"]
     )
     assert result.returncode == 0, result.stderr
-    proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
-    assert proposal is not None
+    proposal = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo).first(), timeout=10, what="a proposal"
+    )
     assert (proposal.source_ref, proposal.target_branch) == ("refs/users/alice/my-topic", "release")
     assert proposal.title == "T" * 200
     assert proposal.description == "[31mred"
@@ -94,7 +90,9 @@ def test_a_push_landing_during_a_merge_is_kept(world, monkeypatch):
     maint = world.add("maint", "maintainer")
     alice.commit("alice's change", name="alice.txt")
     assert alice.push("HEAD:refs/for/main", options=["title=Alice"]).returncode == 0
-    proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
+    proposal = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo).first(), timeout=10, what="alice's proposal"
+    )
     pushed = []
 
     def concurrent_push(repo, ref, old, new):

@@ -3,7 +3,6 @@ built by a real Celery worker, carrying every one of the user's refs."""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -17,20 +16,11 @@ from repos import lifecycle, services
 from repos.models import Repository
 from tests.factories import UserFactory
 from tests.gitutil import git
+from tests.support.wait import wait_until
 from workspaces import exports
 from workspaces.models import WorkspaceExport
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-
-def wait_for(predicate, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 def api(user) -> APIClient:
@@ -66,7 +56,12 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     lifecycle.repository_soft_delete(repo=world.repo, acting_user=world.owner.user)
 
     # The worker finds alice's unmerged work; bob's is all merged, the owner has none.
-    note = wait_for(lambda: Notification.objects.filter(user=alice.user, kind="repository_deleted").first())
+    note = wait_until(
+        lambda: Notification.objects.filter(user=alice.user, kind="repository_deleted").first(),
+        timeout=60,
+        what="alice notified of the deletion",
+        alive=celery_worker_process,
+    )
     assert "owner/project" in note.text and "2 unmerged refs" in note.text
     assert note.url == "/settings/workspace-exports" and note.repository_id == world.repo.pk
     assert not Notification.objects.filter(
@@ -83,11 +78,14 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     response = client.post("/api/v1/user/workspace-exports", {"repository_id": world.repo.pk}, format="json")
     assert response.status_code == 202, response.content
     export_id = response.json()["id"]
-    body = wait_for(
+    body = wait_until(
         lambda: (
             (b := client.get(f"/api/v1/user/workspace-exports/{export_id}").json())["state"] != "pending"
             and b
-        )
+        ),
+        timeout=60,
+        what="the export no longer pending",
+        alive=celery_worker_process,
     )
     assert body["state"] == "ready", body
     expected = git(

@@ -1,25 +1,16 @@
 """Nameless push through proc-receive: refs/for/<branch>[/<topic>] lands in the workspace."""
 
 import json
-import time
 import urllib.request
 
 import pytest
 
 from repos.models import Push, RefUpdate
 from reviews.models import Proposal, ProposalState
+from tests.support.wait import wait_until
 from workspaces.models import ArchivedRef
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-
-def eventually(fetch, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def api_post(world, who, path: str, data: dict) -> dict:
@@ -100,18 +91,23 @@ def test_a_restored_merged_ref_never_takes_unrelated_work(world, celery_worker_p
     result = alice.push("HEAD:refs/for/main", options=["title=Part one"])
     assert result.returncode == 0, result.stderr
     merged_ref = f"refs/users/alice/main/{first[:12]}"
-    merged = eventually(lambda: Proposal.objects.filter(repository=world.repo, source_ref=merged_ref).first())
-    assert merged is not None, result.stderr
+    merged = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo, source_ref=merged_ref).first(),
+        timeout=10,
+        what=lambda: f"a proposal from {merged_ref}; push said:\n{result.stderr}",
+    )
     api_post(
         world,
         world.owner,
         f"/api/v1/repos/owner/project/proposals/{merged.number}/merge",
         {"strategy": "merge"},
     )
-    row = eventually(
-        lambda: ArchivedRef.objects.filter(repository=world.repo, ref=merged_ref).first(), timeout=60
+    row = wait_until(
+        lambda: ArchivedRef.objects.filter(repository=world.repo, ref=merged_ref).first(),
+        timeout=60,
+        what=f"{merged_ref} archived after the merge",
     )
-    assert row is not None and row.how == "merged" and merged_ref not in world.refs()
+    assert row.how == "merged" and merged_ref not in world.refs()
     restored = api_post(
         world, alice, f"/api/v1/repos/owner/project/workspaces/alice/archived/{row.pk}/restore", {}
     )
@@ -127,8 +123,12 @@ def test_a_restored_merged_ref_never_takes_unrelated_work(world, celery_worker_p
     assert f"landed in {fresh}" in result.stderr
     refs = world.refs()
     assert refs[merged_ref] == first and refs[fresh] == second
-    opened = eventually(lambda: Proposal.objects.filter(repository=world.repo, title="Part two").first())
-    assert opened is not None and opened.source_ref == fresh
+    opened = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo, title="Part two").first(),
+        timeout=10,
+        what="the proposal titled Part two",
+    )
+    assert opened.source_ref == fresh
     merged.refresh_from_db()
     assert merged.state == ProposalState.MERGED
     # Work on top of the new head advances it; the restored ref stays where it was.
