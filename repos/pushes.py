@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from repos import enqueue
 from repos.git import GitError, run_git
 from repos.models import Push, PushCommit, RefUpdate, Repository, Webhook
 from repos.signals import push_recorded
@@ -154,8 +155,6 @@ def push_record(
 def _record(
     *, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id, created_at
 ) -> Push:
-    from repos.tasks import fan_out_webhooks, maintain_repository
-
     username = getattr(pusher, "username", "") or ""
     try:
         commits = introduced_commits(repo, updates, username) if list_commits else []
@@ -195,8 +194,8 @@ def _record(
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
         push_id, repo_id = push.pk, repo.pk
         if due:
-            transaction.on_commit(lambda: maintain_repository.delay(repo_id))
+            enqueue.after_commit("repos.tasks.maintain_repository", repo_id)
         if Webhook.objects.filter(repository=repo, active=True).exists():
-            transaction.on_commit(lambda: fan_out_webhooks.delay(push_id))
+            enqueue.after_commit("repos.tasks.fan_out_webhooks", push_id)
         transaction.on_commit(lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id))
     return push

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from repos import enqueue
 from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.git import GitError, run_git
 from repos.lifecycle import purge_after
@@ -159,10 +160,7 @@ def workspace_export_request(*, repo: Repository, user: User) -> WorkspaceExport
     if pending is not None:
         return pending
     export = WorkspaceExport.objects.create(repository=repo, user=user)
-    from workspaces.tasks import build_workspace_export
-
-    export_id = export.pk
-    transaction.on_commit(lambda: build_workspace_export.delay(export_id))
+    enqueue.after_commit("workspaces.tasks.build_workspace_export", export.pk)
     return export
 
 

@@ -7,8 +7,9 @@ from celery import shared_task
 
 from repos.git import GitTimeout
 from repos.locking import RepositoryBusy
-from repos.models import Push
-from workspaces import cleanup
+from repos.models import Push, Repository
+from workspaces import cleanup, exports
+from workspaces.models import WorkspaceExport
 
 
 def _push(push_id: int) -> Push | None:
@@ -45,9 +46,6 @@ def expire_archived_refs() -> int:
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
 def notify_deleted_repository_contributors(repo_id: int) -> str:
-    from repos.models import Repository
-    from workspaces import exports
-
     repo = Repository.objects.select_related("owner").filter(pk=repo_id, deleted_at__isnull=False).first()
     if repo is None:
         return "gone"  # restored or purged meanwhile
@@ -56,9 +54,6 @@ def notify_deleted_repository_contributors(repo_id: int) -> str:
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
 def build_workspace_export(export_id: int) -> str:
-    from workspaces import exports
-    from workspaces.models import WorkspaceExport
-
     export = (
         WorkspaceExport.objects.select_related("repository__owner", "user")
         .filter(pk=export_id, state=WorkspaceExport.State.PENDING)
