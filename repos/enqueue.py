@@ -18,7 +18,13 @@ from hostsite.celery import app
 
 def send(task_name: str, *args: Any, countdown: float | None = None) -> None:
     """Send now: for callers outside a transaction, or already on its commit."""
-    app.signature(task_name, args=args).apply_async(countdown=countdown)
+    task = app.tasks.get(task_name)
+    if task is None:
+        app.send_task(task_name, args=args, countdown=countdown)
+    elif countdown is None:
+        task.delay(*args)
+    else:
+        task.apply_async(args, countdown=countdown)
 
 
 def after_commit(task_name: str, *args: Any, countdown: float | None = None) -> None:
