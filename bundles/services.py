@@ -4,7 +4,6 @@ visibility change does to a repository's bundles."""
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -116,11 +115,11 @@ def bundles_visibility_changed(*, repo: Repository) -> int:
     """The repository changed visibility: its bundles belong in the other area now.
 
     Lists already skip the old area (bundles.selectors.listable); here the old bundles are
-    unlisted for good, a private repository's objects under `public/` are deleted at once
-    (no grace period: anyone may be reading `public/`), and a build into the new area is
-    queued. Returns the number of objects deleted. Storage or broker trouble is logged, not
-    raised: the visibility change stands, and the next build (beat runs it for repositories
-    in this state) finishes the job.
+    unlisted for good, and a private repository's objects under `public/` are deleted at once
+    (no grace period: anyone may be reading `public/`); the task then queues a build into the
+    new area. Returns the number of objects deleted. Storage trouble is logged, not raised: the
+    visibility change stands, and the next build (beat runs it for repositories in this state)
+    finishes the job.
     """
     repo.refresh_from_db(fields=["visibility"])
     build.retire_other_areas(repo)
@@ -129,13 +128,6 @@ def bundles_visibility_changed(*, repo: Repository) -> int:
         deleted = build.purge_exposed(repo, get_storage())
     except StorageError:
         log.exception("could not delete the public bundles of %s; the next build retries", repo.full_name)
-    from bundles.tasks import build_bundles
-
-    try:
-        # With the request time: if a build is running, the task waits for it and runs after.
-        build_bundles.apply_async((repo.pk, time.time()))
-    except Exception:
-        log.exception("could not enqueue a bundle build for repository %s", repo.pk)
     return deleted
 
 

@@ -47,7 +47,9 @@ def repository_soft_delete(*, repo: Repository, acting_user: User) -> Repository
     repo.save(update_fields=["deleted_at", "deleted_by"])
     log.info("repository %s (%s) deleted by %s", repo.full_name, repo.pk, acting_user)
     repo_id = repo.pk
-    transaction.on_commit(lambda: signals.repository_deleted.send(sender=Repository, repository_id=repo_id))
+    transaction.on_commit(
+        lambda: signals.send_logged(signals.repository_deleted, Repository, repository_id=repo_id)
+    )
     return repo
 
 
