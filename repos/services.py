@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from repos import creation, importing, signals, tokens
+from repos.audit import Action, record_audit
 from repos.creation import invalid_input, validate_branch
 from repos.creation import repository_check as repository_check  # callers check through services
 from repos.errors import Conflict, InvalidInput
@@ -132,7 +133,10 @@ def repository_update(
     description: str | None = None,
     visibility: str | None = None,
     default_branch: str | None = None,
+    actor: User | None = None,
 ) -> Repository:
+    """Change a repository's settings. A visibility change by a person (`actor`: an admin or
+    staff, through a page or the API) is audited; the operator's commands pass none."""
     if description is not None:
         if len(description) > 350:
             raise InvalidInput(
@@ -143,6 +147,13 @@ def repository_update(
         if visibility not in Visibility.values:
             raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
         if visibility != repo.visibility:
+            if actor is not None:
+                record_audit(
+                    actor=actor,
+                    action=Action.VISIBILITY,
+                    repository=repo,
+                    detail={"from": repo.visibility, "to": visibility},
+                )
             # bundles moves the repository's bundles to the other storage area (issue 5).
             old, repo_id = repo.visibility, repo.pk
             transaction.on_commit(
@@ -160,19 +171,40 @@ def repository_update(
 
 
 @transaction.atomic
-def membership_set(*, repo: Repository, user: User, role: Role) -> Membership | None:
-    """Give `user` a role on `repo`. The owner is always admin and has no membership row."""
+def membership_set(
+    *, repo: Repository, user: User, role: Role, actor: User | None = None
+) -> Membership | None:
+    """Give `user` a role on `repo`. The owner is always admin and has no membership row.
+    A change made by a person (`actor`) is audited."""
     if user.pk == repo.owner_id:
         if role != Role.ADMIN:
             raise InvalidInput(
                 "The owner is always an admin of their repository.", fields={"role": ["owner"]}
             )
         return None
+    previous = Membership.objects.filter(repository=repo, user=user).values_list("role", flat=True).first()
     membership, _ = Membership.objects.update_or_create(repository=repo, user=user, defaults={"role": role})
+    if actor is not None and previous != role:
+        record_audit(
+            actor=actor,
+            action=Action.MEMBER_SET,
+            repository=repo,
+            target_user=user,
+            detail={"from": Role(previous).label if previous is not None else None, "to": Role(role).label},
+        )
     return membership
 
 
 @transaction.atomic
-def membership_remove(*, repo: Repository, user: User) -> bool:
+def membership_remove(*, repo: Repository, user: User, actor: User | None = None) -> bool:
+    role = Membership.objects.filter(repository=repo, user=user).values_list("role", flat=True).first()
     deleted, _ = Membership.objects.filter(repository=repo, user=user).delete()
+    if deleted and actor is not None:
+        record_audit(
+            actor=actor,
+            action=Action.MEMBER_REMOVE,
+            repository=repo,
+            target_user=user,
+            detail={"from": Role(role).label},
+        )
     return bool(deleted)

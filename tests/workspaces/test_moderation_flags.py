@@ -13,14 +13,14 @@ from django.test import Client
 
 from repos import lifecycle
 from repos.errors import Conflict, Forbidden
-from repos.models import Push
+from repos.models import AuditEntry, Push
 from reviews import services as review_services
 from reviews.models import Proposal
 from reviews.templatetags.proposal_moderation import may_read_moderation_note
 from tests.factories import RepositoryFactory, UserFactory
 from workspaces import cleanup, exports, moderation
 from workspaces import services as workspace_services
-from workspaces.models import ArchivedRef, AuditEntry, Workspace, WorkspaceExport
+from workspaces.models import ArchivedRef, Workspace, WorkspaceExport
 
 NONE = {"frozen": False, "hidden": False, "taken_down": False}
 
