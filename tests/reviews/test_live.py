@@ -1,8 +1,10 @@
 """Proposals against the live server: push options open them, pushes add revisions, and a
-push that lands while a merge is being computed is kept."""
+push that lands while a merge is being computed is kept. Proposals follow a push in a task
+(reviews.tasks), which the worker each test starts runs."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 
@@ -12,16 +14,27 @@ from repos.models import Push
 from reviews import merge
 from reviews.models import Proposal, ProposalState
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("celery_worker_process"),
+]
 
 
-def eventually(fetch, timeout=10.0):
+def eventually(fetch, timeout=30.0):
     deadline = time.monotonic() + timeout
     while True:
         value = fetch()
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
+
+
+def followed(worker) -> int:
+    """How many pushes the worker's proposals task has finished with."""
+    return len(
+        re.findall(r"Task reviews\.tasks\.follow_push\[[^\]]+\] succeeded", worker.log_path.read_text())
+    )
 
 
 def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
@@ -80,12 +93,13 @@ def test_topic_push_to_another_branch_and_hostile_options(world):
     assert proposal.description == "[31mred"
 
 
-def test_push_without_title_opens_nothing(world):
+def test_push_without_title_opens_nothing(world, celery_worker_process):
     alice = world.add("alice")
     alice.commit("quiet work")
+    before = followed(celery_worker_process)
     result = alice.push("HEAD:refs/for/main", options=["topic=quiet"])
     assert result.returncode == 0, result.stderr
-    time.sleep(0.5)
+    assert eventually(lambda: followed(celery_worker_process) > before)
     assert not Proposal.objects.exists()
 
 
