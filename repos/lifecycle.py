@@ -50,7 +50,7 @@ def repository_soft_delete(*, repo: Repository, acting_user: User) -> Repository
     log.info("repository %s (%s) deleted by %s", repo.full_name, repo.pk, acting_user)
     repo_id = repo.pk
     transaction.on_commit(
-        lambda: signals.send_logged(signals.repository_deleted, Repository, repository_id=repo_id)
+        lambda: signals.repository_deleted.send_robust(sender=Repository, repository_id=repo_id)
     )
     return repo
 

@@ -187,6 +187,6 @@ def _record(
             enqueue.after_commit("repos.tasks.fan_out_webhooks", push_id)
         # The other apps' receivers only enqueue their tasks (bundles, proposals, workspaces).
         transaction.on_commit(
-            lambda: signals.send_logged(signals.push_recorded, Push, push_id=push_id, repository_id=repo_id)
+            lambda: signals.push_recorded.send_robust(sender=Push, push_id=push_id, repository_id=repo_id)
         )
     return push

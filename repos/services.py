@@ -157,8 +157,8 @@ def repository_update(
             # bundles moves the repository's bundles to the other storage area (issue 5).
             old, repo_id = repo.visibility, repo.pk
             transaction.on_commit(
-                lambda: signals.send_logged(
-                    signals.visibility_changed, Repository, repository_id=repo_id, old=old, new=visibility
+                lambda: signals.visibility_changed.send_robust(
+                    sender=Repository, repository_id=repo_id, old=old, new=visibility
                 )
             )
         repo.visibility = visibility

@@ -1,11 +1,11 @@
 """Signals other apps subscribe to, so repos never imports them (workspaces and bundles use
-repos, not the other way round)."""
+repos, not the other way round).
 
-import logging
+Each is sent after the change it reports has committed, with `send_robust`: the change stands
+whatever a receiver does, so one that raises must not stop the others. Django logs each
+failing receiver once, with its traceback (the `django.dispatch` logger)."""
 
 from django.dispatch import Signal
-
-log = logging.getLogger(__name__)
 
 # Sent after the push's transaction commits. kwargs: push_id, repository_id.
 push_recorded = Signal()
@@ -26,17 +26,3 @@ repository_purging = Signal()
 # (failing=True, error: why) or the first success after failures (failing=False). kwargs:
 # repository_id, failing, error. notifications tells the repository's admins (repos.mirrors).
 mirror_status_changed = Signal()
-
-
-def send_logged(signal: Signal, sender: type, **kwargs) -> None:
-    """Send to every receiver after the change committed: it stands whatever a receiver does,
-    so one that raises is logged (once, with its traceback) and the others still run."""
-    for receiver, result in signal.send_robust(sender=sender, **kwargs):
-        if isinstance(result, Exception):
-            log.error(
-                "receiver %s of %s failed (%s)",
-                getattr(receiver, "__qualname__", receiver),
-                getattr(receiver, "__module__", "?"),
-                ", ".join(f"{key}={value}" for key, value in kwargs.items()),
-                exc_info=result,
-            )
