@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from bundles import build, locking
 from bundles.models import BuildState, Bundle, BundleBuild, BundleState, Kind
 from bundles.storage import PRIVATE, PUBLIC, StorageError, get_storage
-from repos.models import Repository, Visibility
+from repos.models import RefUpdate, Repository, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -135,10 +136,6 @@ def repositories_due_for_bundles():
     """Repositories the scheduler builds: never built, pushed to canonical refs since their
     last build started, whose newest build failed or died (dead builds are marked failed
     here first), or with bundles no list shows."""
-    from django.db.models import Exists, Max, OuterRef, Q, Subquery
-
-    from repos.models import RefUpdate
-
     last_start = (
         BundleBuild.objects.filter(repository=OuterRef("pk"))
         .values("repository")

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from notifications.services import notify
 from repos import enqueue
 from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.git import GitError, run_git
@@ -85,8 +86,6 @@ def user_refs(repo: Repository, username: str) -> list[str]:
 def notify_contributors(repo: Repository) -> list[str]:
     """Tell every user with unmerged workspace work that the repository was deleted and how to
     get their work out. Returns the usernames told."""
-    from notifications.services import notify
-
     by_user = unmerged_workspace_refs(repo)
     users = User.objects.filter(username__in=list(by_user), is_active=True)
     until = purge_after(repo)
