@@ -311,7 +311,7 @@ def _record_failure(mirror: Mirror, now: datetime, error: str) -> None:
 def _announce(mirror: Mirror, *, failing: bool, error: str = "") -> None:
     repo_id = mirror.repository_id
     transaction.on_commit(
-        lambda: signals.mirror_status_changed.send(
+        lambda: signals.mirror_status_changed.send_robust(
             sender=Mirror, repository_id=repo_id, failing=failing, error=error
         )
     )

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from celery.app.task import Task
 
-# What receivers of push_recorded, workspace_ref_archived and visibility_changed enqueue.
+# What receivers of push_recorded, workspace_ref_archived, visibility_changed and
+# mirror_status_changed enqueue.
 FOLLOWERS = frozenset(
     {
         "bundles.tasks.follow_push",
         "bundles.tasks.follow_visibility_change",
+        "notifications.tasks.notify_mirror_status",
         "reviews.tasks.follow_push",
         "reviews.tasks.follow_archive",
         "showwork.tasks.forget_graphs",

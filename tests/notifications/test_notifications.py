@@ -12,7 +12,9 @@ from rest_framework.test import APIClient
 
 from notifications.models import Notification
 from notifications.services import notify
-from repos.models import Push
+from repos import services as repo_services
+from repos.models import Push, Role
+from repos.signals import mirror_status_changed
 from tests.eager import run_followers
 from tests.factories import RepositoryFactory, UserFactory
 from workspaces import cleanup
@@ -126,6 +128,28 @@ def test_archived_signal_notifies_owner(alice, monkeypatch, django_capture_on_co
     assert n.kind == "ref_archived" and n.repository == repo
     assert n.text.startswith("refs/users/alice/x was merged into main and deleted; restore it")
     assert n.url == "/owner/proj/workspaces/alice"
+
+
+@pytest.mark.django_db
+def test_a_failing_mirror_tells_the_active_admins_once(
+    alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    run_followers(monkeypatch)
+    owner = UserFactory(username="owner")
+    repo = RepositoryFactory(owner=owner, name="proj")
+    repo_services.membership_set(repo=repo, user=alice, role=Role.ADMIN)
+    gone = UserFactory(username="gone", is_active=False)
+    repo_services.membership_set(repo=repo, user=gone, role=Role.ADMIN)
+    repo_services.membership_set(repo=repo, user=UserFactory(username="rita"), role=Role.READER)
+    with django_capture_on_commit_callbacks(execute=True):
+        mirror_status_changed.send_robust(sender=None, repository_id=repo.pk, failing=True, error="timed out")
+    told = Notification.objects.order_by("user__username")
+    assert [(n.user.username, n.kind) for n in told] == [
+        ("alice", "mirror_failing"),
+        ("owner", "mirror_failing"),
+    ]
+    assert told[0].text == "The mirror of owner/proj cannot sync: timed out"
+    assert told[0].url == "/owner/proj/settings/mirror"
 
 
 @pytest.mark.live
