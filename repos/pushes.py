@@ -12,6 +12,7 @@ from django.db.models import F
 
 from repos import enqueue, signals
 from repos.git import GitError, run_git
+from repos.gittools import is_ancestor
 from repos.hooks.updates import Update, is_zero
 from repos.models import Push, PushCommit, RefUpdate, Repository, Webhook
 
@@ -88,11 +89,10 @@ def is_forced(path, old: str, new: str) -> bool:
     if is_zero(old) or is_zero(new) or old == new:
         return False
     try:
-        result = run_git(["merge-base", "--is-ancestor", old, new], repo=path, check=False)
+        return not is_ancestor(path, old, new)
     except GitError:  # a timeout: when in doubt, say forced rather than hide a rewrite
         log.exception("could not compare %s and %s in %s", old, new, path)
         return True
-    return result.returncode != 0
 
 
 def push_record(
