@@ -68,7 +68,13 @@ def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     second = alice.commit("feature part 2")
     result = alice.push("HEAD:refs/for/main", options=["title=Parts one and two"])
     assert result.returncode == 0, result.stderr
-    assert eventually(lambda: proposal.revisions.count() == 2)
+    # The task records the revision, then retitles (one transaction each): wait for both.
+    assert eventually(
+        lambda: (
+            proposal.revisions.count() == 2
+            and Proposal.objects.filter(pk=proposal.pk, title="Parts one and two").exists()
+        )
+    )
     proposal.refresh_from_db()
     assert proposal.title == "Parts one and two" and proposal.description == "Does one thing.\nWell."
     assert proposal.revisions.order_by("-number").first().head_sha == second
