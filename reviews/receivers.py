@@ -11,15 +11,6 @@ from reviews import tasks
 from workspaces.signals import workspace_ref_archived
 
 
-def hook_environment(repo, user, role, commands=()) -> dict[str, str]:
-    """What post-receive prints to a push that carried options (git shows it as `remote:`)."""
-    if not any(ref.startswith("refs/for/") for _old, _new, ref in commands):
-        return {}
-    return {
-        "HOSTSITE_PUSH_OPTIONS_NOTICE": f"proposals opened with -o title=... are listed at /{repo.owner.username}/{repo.name}/proposals"
-    }
-
-
 @receiver(push_recorded)
 def follow_push(sender, push_id: int, **_kwargs) -> None:
     transaction.on_commit(lambda: tasks.follow_push.delay(push_id))
