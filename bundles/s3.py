@@ -16,7 +16,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bundles.storage import CHUNK, IMMUTABLE, StorageError, StoredObject, valid_key
+from bundles.objects import CHUNK, IMMUTABLE, StorageError, StoredObject, valid_key
 
 # Parts of 64 MiB: a 1 GiB bundle is 16 requests, each retried on its own.
 MULTIPART_THRESHOLD = 64 * 1024 * 1024

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from bundles.models import Bundle, BundleState, Flavor, Kind
 from bundles.storage import area_for
+from repos.models import RefUpdate
+
+CANONICAL_PREFIXES = ("refs/heads/", "refs/tags/")
 
 
 def listable(repo):
@@ -48,3 +51,9 @@ def rows_for_key(key: str):
     return Bundle.objects.filter(
         storage_key=key, state__in=[BundleState.PUBLISHED, BundleState.DELETED]
     ).select_related("repository", "repository__owner")
+
+
+def push_moved_canonical_refs(push_id: int) -> bool:
+    """Whether a push moved a branch or a tag: bundles never carry workspace refs."""
+    refs = RefUpdate.objects.filter(push_id=push_id).values_list("ref", flat=True)
+    return any(ref.startswith(CANONICAL_PREFIXES) for ref in refs)

@@ -4,17 +4,17 @@ visibility change does to a repository's bundles."""
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from bundles import build, locking
 from bundles.models import BuildState, Bundle, BundleBuild, BundleState, Kind
 from bundles.storage import PRIVATE, PUBLIC, StorageError, get_storage
-from repos.models import Repository, Visibility
+from repos.models import RefUpdate, Repository, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -116,11 +116,11 @@ def bundles_visibility_changed(*, repo: Repository) -> int:
     """The repository changed visibility: its bundles belong in the other area now.
 
     Lists already skip the old area (bundles.selectors.listable); here the old bundles are
-    unlisted for good, a private repository's objects under `public/` are deleted at once
-    (no grace period: anyone may be reading `public/`), and a build into the new area is
-    queued. Returns the number of objects deleted. Storage or broker trouble is logged, not
-    raised: the visibility change stands, and the next build (beat runs it for repositories
-    in this state) finishes the job.
+    unlisted for good, and a private repository's objects under `public/` are deleted at once
+    (no grace period: anyone may be reading `public/`); the task then queues a build into the
+    new area. Returns the number of objects deleted. Storage trouble is logged, not raised: the
+    visibility change stands, and the next build (beat runs it for repositories in this state)
+    finishes the job.
     """
     repo.refresh_from_db(fields=["visibility"])
     build.retire_other_areas(repo)
@@ -129,13 +129,6 @@ def bundles_visibility_changed(*, repo: Repository) -> int:
         deleted = build.purge_exposed(repo, get_storage())
     except StorageError:
         log.exception("could not delete the public bundles of %s; the next build retries", repo.full_name)
-    from bundles.tasks import build_bundles
-
-    try:
-        # With the request time: if a build is running, the task waits for it and runs after.
-        build_bundles.apply_async((repo.pk, time.time()))
-    except Exception:
-        log.exception("could not enqueue a bundle build for repository %s", repo.pk)
     return deleted
 
 
@@ -143,10 +136,6 @@ def repositories_due_for_bundles():
     """Repositories the scheduler builds: never built, pushed to canonical refs since their
     last build started, whose newest build failed or died (dead builds are marked failed
     here first), or with bundles no list shows."""
-    from django.db.models import Exists, Max, OuterRef, Q, Subquery
-
-    from repos.models import RefUpdate
-
     last_start = (
         BundleBuild.objects.filter(repository=OuterRef("pk"))
         .values("repository")

@@ -14,37 +14,26 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from django.conf import settings
 
+from bundles.objects import (  # noqa: F401 - the storage interface's names, used from here
+    CHUNK,
+    CONTENT_TYPE,
+    IMMUTABLE,
+    PRIVATE,
+    PUBLIC,
+    StorageError,
+    StoredObject,
+    valid_key,
+)
+from bundles.objects import KEY as _KEY
 from repos.locking import database_scope
-
-CONTENT_TYPE = "application/x-git-bundle"
-IMMUTABLE = "public, max-age=31536000, immutable"
-PUBLIC, PRIVATE = "public", "private"
-_KEY = re.compile(r"(?:(public|private)/)?[0-9a-f]{64}(\.zst)?\.bundle")
-CHUNK = 1024 * 1024
-
-
-class StorageError(Exception):
-    """The store could not be reached or refused the operation (lists then omit bundles)."""
-
-
-@dataclass(frozen=True)
-class StoredObject:
-    size: int
-    sha256: str
-
-
-def valid_key(key: str) -> bool:
-    return bool(_KEY.fullmatch(key))
 
 
 def area_for(repo) -> str:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 from celery import shared_task
 from django.conf import settings
 
-from bundles import services
+from bundles import selectors, services
 from bundles.storage import StorageError
 from repos.git import GitTimeout
-from repos.models import Repository
+from repos.models import Push, Repository
 
 
 @shared_task(
@@ -42,3 +43,29 @@ def schedule_bundle_builds() -> int:
     for repo_id in ids:
         build_bundles.delay(repo_id)
     return len(ids)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def follow_push(push_id: int) -> str:
+    """A push to branches or tags asks for a build, debounced: the countdown lets a burst of
+    pushes share one build, each task skipping itself if a build started after its push
+    (bundles.services._covered_by_later_build)."""
+    push = Push.objects.filter(pk=push_id).values_list("repository_id", "created_at").first()
+    if push is None:
+        return "gone"
+    if not selectors.push_moved_canonical_refs(push_id):
+        return "workspaces only"
+    repo_id, pushed_at = push
+    build_bundles.apply_async((repo_id, pushed_at.timestamp()), countdown=settings.BUNDLE_DEBOUNCE_SECONDS)
+    return "queued"
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def follow_visibility_change(repo_id: int) -> str:
+    repo = Repository.objects.filter(pk=repo_id, deleted_at__isnull=True).select_related("owner").first()
+    if repo is None:
+        return "gone"
+    deleted = services.bundles_visibility_changed(repo=repo)
+    # With the request time: if a build is running, the build waits for it and runs after.
+    build_bundles.apply_async((repo_id, time.time()))
+    return f"deleted {deleted}"

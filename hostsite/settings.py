@@ -71,8 +71,8 @@ GIT_ACCESS_BACKENDS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # First after the security headers: a path with control characters reaches nothing else.
-    "hostsite.middleware.RejectBadInputMiddleware",
-    "hostsite.middleware.DatabaseBusyMiddleware",
+    "repos.middleware.RejectBadInputMiddleware",
+    "repos.middleware.DatabaseBusyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -80,7 +80,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "hostsite.middleware.ContentSecurityPolicyMiddleware",
+    "repos.middleware.ContentSecurityPolicyMiddleware",
     "repos.redirects.RepositoryMovedMiddleware",
 ]
 
@@ -117,7 +117,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # share the test database; the pid keeps concurrent test runs apart.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
     # How long a writer waits for SQLite's write lock. Bounded, so a request under heavy
-    # concurrent writing answers 503 with Retry-After (hostsite.middleware) while the client
+    # concurrent writing answers 503 with Retry-After (repos.middleware) while the client
     # is still there, instead of holding a web thread and then failing with a 500.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = DATABASE_BUSY_TIMEOUT
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

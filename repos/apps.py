@@ -11,6 +11,7 @@ class ReposConfig(AppConfig):
 
     def ready(self) -> None:
         from hostsite.celery import ensure_broker_folders
+        from repos import tasks  # noqa: F401 - registers the tasks repos.enqueue sends by name
         from repos.api import schema  # noqa: F401 - registers the OpenAPI auth extensions
 
         # The web process enqueues tasks too, so the filesystem broker's folders must exist

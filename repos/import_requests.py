@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from repos import netguard, sealing, selectors, services, storage
+from repos import enqueue, netguard, sealing, selectors, services, storage
 from repos.errors import Conflict, Forbidden, InvalidInput
 from repos.models import ImportState, RefsMode, Repository, RepositoryImport, User, Visibility
 
@@ -119,9 +119,7 @@ def import_request(
 
 
 def _enqueue(import_id: int, sealed: str | None) -> None:
-    from repos import tasks
-
-    tasks.run_import.delay(import_id, sealed)
+    enqueue.send("repos.tasks.run_import", import_id, sealed)
 
 
 # --- reads -------------------------------------------------------------------------------------

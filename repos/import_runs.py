@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from repos import fetching, importing, netguard, objectcheck, sealing
+from repos import enqueue, fetching, importing, netguard, objectcheck, sealing
 from repos.errors import Forbidden, InvalidInput, ServiceError
 from repos.git import GitError
 from repos.import_requests import SEAL_PURPOSE, STALE_AFTER, _remove_repository
@@ -247,9 +247,7 @@ class _Steps:
 
 
 def _repack(repo_id: int) -> None:
-    from repos import tasks
-
-    tasks.repack_fresh.delay(repo_id)
+    enqueue.send("repos.tasks.repack_fresh", repo_id)
 
 
 def _pack_bytes(path: Path) -> int:

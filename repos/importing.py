@@ -8,7 +8,7 @@ nobody could delete them. So an import lists the source's refs first, takes
 the operator's CLI) may keep them with `refs=all`, moved under `refs/imported/`, which is never
 advertised (workspaces/access/hiding.py).
 
-The synchronous import (`manage.py repo create --import`, `services.repository_create(...,
+The synchronous import (`manage.py repo create --import`, `creation.repository_create(...,
 import_from=...)`) lives here; the web and API import is asked for in repos.import_requests and
 run by Celery in repos.import_runs.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from repos import fetching, netguard, objectcheck_services, pushes, services
+from repos import creation, fetching, netguard, objectcheck_services, pushes
 from repos.errors import ImportFailed, InvalidInput
 from repos.git import run_git
 from repos.gittools import RefTransaction, ref_map, text_ref_map, zero_like
@@ -283,7 +283,7 @@ def import_now(
 
     Operators may import local paths, file://, ssh:// and private addresses; the ref selection
     and the object checks are those of every import. git's progress goes to stderr with echo."""
-    services.repository_check(
+    creation.repository_check(
         owner=owner, name=name, description=description, visibility=visibility, default_branch=default_branch
     )
     checked = netguard.prepare(source, staff=True, allow_private=True)
@@ -297,7 +297,7 @@ def import_now(
     # HEAD is born pointing at the default branch (`git init --initial-branch`), so `finish`
     # has nothing to move; the fetch runs before the directory is renamed into place, and a
     # failure leaves neither the row nor the directory.
-    repo = services.repository_create(
+    repo = creation.repository_create(
         owner=owner,
         name=name,
         description=description,

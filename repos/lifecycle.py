@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from repos import signals
+from repos.audit import Action, record_audit
 from repos.errors import Conflict, Forbidden, InvalidInput
 from repos.models import Membership, Repository, RepositoryRedirect, Role, User
 from repos.names import validate_repo_name
@@ -45,9 +46,12 @@ def repository_soft_delete(*, repo: Repository, acting_user: User) -> Repository
     repo.deleted_at = timezone.now()
     repo.deleted_by = acting_user
     repo.save(update_fields=["deleted_at", "deleted_by"])
+    record_audit(actor=acting_user, action=Action.DELETE, repository=repo, target_user=repo.owner)
     log.info("repository %s (%s) deleted by %s", repo.full_name, repo.pk, acting_user)
     repo_id = repo.pk
-    transaction.on_commit(lambda: signals.repository_deleted.send(sender=Repository, repository_id=repo_id))
+    transaction.on_commit(
+        lambda: signals.repository_deleted.send_robust(sender=Repository, repository_id=repo_id)
+    )
     return repo
 
 
@@ -61,6 +65,7 @@ def repository_restore(*, repo: Repository, acting_user: User) -> Repository:
     repo.deleted_at = None
     repo.deleted_by = None
     repo.save(update_fields=["deleted_at", "deleted_by"])
+    record_audit(actor=acting_user, action=Action.RESTORE, repository=repo, target_user=repo.owner)
     log.info("repository %s (%s) restored by %s", repo.full_name, repo.pk, acting_user)
     return repo
 
@@ -149,6 +154,13 @@ def repository_move(
                 Membership.objects.update_or_create(
                     repository=repo, user=old_owner, defaults={"role": Role.ADMIN}
                 )
+            record_audit(
+                actor=acting_user,
+                action=Action.TRANSFER if transfer else Action.RENAME,
+                repository=repo,
+                target_user=old_owner,
+                detail={"from": f"{old_owner_name}/{old_name}", "to": repo.full_name},
+            )
     except IntegrityError:
         raise Conflict(f"{new_owner.username}/{new_name} already exists.", code="name_taken") from None
     log.info(

@@ -30,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from repos import mirror_sync, netguard, selectors, signals
+from repos import enqueue, mirror_sync, netguard, selectors, signals
 from repos.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from repos.git import GitError
 from repos.locking import RepositoryBusy
@@ -188,8 +188,6 @@ def syncing(mirror: Mirror, now: datetime | None = None) -> bool:
 
 def mirror_sync_request(*, mirror: Mirror, actor) -> None:
     """ "Sync now": enqueue a sync once this transaction commits."""
-    from repos import tasks
-
     _require_admin(actor, mirror.repository)
     mirror.refresh_from_db()
     if not mirror.enabled:
@@ -197,7 +195,7 @@ def mirror_sync_request(*, mirror: Mirror, actor) -> None:
     if syncing(mirror):
         raise Conflict("A sync is running; its result shows here when it ends.", code="syncing")
     mirror_id = mirror.pk
-    transaction.on_commit(lambda: tasks.sync_mirror.delay(mirror_id))
+    enqueue.after_commit("repos.tasks.sync_mirror", mirror_id)
 
 
 # --- scheduling ----------------------------------------------------------------------------------
@@ -267,10 +265,7 @@ def sync_mirror(mirror: Mirror) -> SyncResult:
             return SyncResult("failed", error=error)
         _record_success(mirror, timezone.now())
         if synced.objects >= settings.REPACK_FRESH_AFTER_OBJECTS:
-            from repos import tasks
-
-            repo_id = mirror.repository_id
-            transaction.on_commit(lambda: tasks.repack_fresh.delay(repo_id))
+            enqueue.after_commit("repos.tasks.repack_fresh", mirror.repository_id)
         return SyncResult("synced" if synced.push_id else "unchanged", synced.push_id, objects=synced.objects)
     finally:
         Mirror.objects.filter(pk=mirror.pk, claimed_at=now).update(claimed_at=None)
@@ -316,7 +311,7 @@ def _record_failure(mirror: Mirror, now: datetime, error: str) -> None:
 def _announce(mirror: Mirror, *, failing: bool, error: str = "") -> None:
     repo_id = mirror.repository_id
     transaction.on_commit(
-        lambda: signals.mirror_status_changed.send(
+        lambda: signals.mirror_status_changed.send_robust(
             sender=Mirror, repository_id=repo_id, failing=failing, error=error
         )
     )

@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from repos import enqueue, signals
 from repos.git import GitError, run_git
+from repos.gittools import is_ancestor
+from repos.hooks.updates import Update, is_zero
 from repos.models import Push, PushCommit, RefUpdate, Repository, Webhook
-from repos.signals import push_recorded
 
 log = logging.getLogger(__name__)
 _LINE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (\S.{0,254})$")
-
-
-@dataclass(frozen=True)
-class Update:
-    old: str
-    new: str
-    ref: str
 
 
 def parse_updates(text: str) -> list[Update]:
@@ -68,7 +62,7 @@ def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str
     on stdin: rev-list's own `--glob` matches its pattern against every ref of the repository,
     which with 100k workspace refs cost ~40 ms a push (bench/workspaces.py).
     """
-    news = [u.new for u in updates if not _is_zero(u.new)]
+    news = [u.new for u in updates if not is_zero(u.new)]
     if not news:
         return []
     prefixes = ["refs/heads/", "refs/tags/"] + ([f"refs/users/{pusher_name}/"] if pusher_name else [])
@@ -80,15 +74,11 @@ def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str
     tips = {
         oid for oid, _, ref in (line.partition(" ") for line in listed.splitlines()) if ref not in updated
     }
-    tips.update(u.old for u in updates if not _is_zero(u.old))
+    tips.update(u.old for u in updates if not is_zero(u.old))
     revs = "".join(f"{oid}\n" for oid in news) + "".join(f"^{oid}\n" for oid in sorted(tips))
     return run_git(
         ["rev-list", "--topo-order", "--reverse", "--stdin"], repo=repo.disk_path, input=revs.encode()
     ).text.split()
-
-
-def _is_zero(oid: str) -> bool:
-    return set(oid) == {"0"}
 
 
 def is_forced(path, old: str, new: str) -> bool:
@@ -96,14 +86,13 @@ def is_forced(path, old: str, new: str) -> bool:
     pushlog reader must not miss, e.g. a mirrored upstream that rewrote a branch. Creations and
     deletions are not forced. One `merge-base --is-ancestor` (the commit-graph makes it cheap);
     objects it cannot compare as commits (a tag moved to a tree) count as forced."""
-    if _is_zero(old) or _is_zero(new) or old == new:
+    if is_zero(old) or is_zero(new) or old == new:
         return False
     try:
-        result = run_git(["merge-base", "--is-ancestor", old, new], repo=path, check=False)
+        return not is_ancestor(path, old, new)
     except GitError:  # a timeout: when in doubt, say forced rather than hide a rewrite
         log.exception("could not compare %s and %s in %s", old, new, path)
         return True
-    return result.returncode != 0
 
 
 def push_record(
@@ -154,8 +143,6 @@ def push_record(
 def _record(
     *, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id, created_at
 ) -> Push:
-    from repos.tasks import fan_out_webhooks, maintain_repository
-
     username = getattr(pusher, "username", "") or ""
     try:
         commits = introduced_commits(repo, updates, username) if list_commits else []
@@ -195,8 +182,11 @@ def _record(
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
         push_id, repo_id = push.pk, repo.pk
         if due:
-            transaction.on_commit(lambda: maintain_repository.delay(repo_id))
+            enqueue.after_commit("repos.tasks.maintain_repository", repo_id)
         if Webhook.objects.filter(repository=repo, active=True).exists():
-            transaction.on_commit(lambda: fan_out_webhooks.delay(push_id))
-        transaction.on_commit(lambda: push_recorded.send(sender=Push, push_id=push_id, repository_id=repo_id))
+            enqueue.after_commit("repos.tasks.fan_out_webhooks", push_id)
+        # The other apps' receivers only enqueue their tasks (bundles, proposals, workspaces).
+        transaction.on_commit(
+            lambda: signals.push_recorded.send_robust(sender=Push, push_id=push_id, repository_id=repo_id)
+        )
     return push

@@ -23,7 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from django.db import transaction
+
 from repos import gitaccess, selectors
+from repos.audit import Action, record_audit
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import is_valid_refname
 from repos.gitaccess import GitRequest
@@ -135,11 +138,11 @@ def _delete(repo: Repository, entries: list[RefEntry], *, actor, via: str) -> Re
         raise _refused(reasons)
     before_delete(repo, entries)
     # no_deref: a symbolic ref (refs/remotes/origin/HEAD) goes, not the branch it points at.
-    transaction = RefTransaction(repo.disk_path)
+    deletion = RefTransaction(repo.disk_path)
     for e in entries:
-        transaction.delete(e.ref, old=e.oid)
+        deletion.delete(e.ref, old=e.oid)
     try:
-        transaction.commit()
+        deletion.commit()
     except RefTransactionFailed as exc:
         detail = exc.stderr.strip().splitlines()
         raise Conflict(
@@ -148,7 +151,14 @@ def _delete(repo: Repository, entries: list[RefEntry], *, actor, via: str) -> Re
             code="ref_moved",
         ) from None
     updates = [Update(e.oid, zero_like(e.oid), e.ref) for e in entries]
-    push = push_record(repo=repo, pusher=actor, updates=updates, protocol=via)
+    with transaction.atomic():
+        push = push_record(repo=repo, pusher=actor, updates=updates, protocol=via)
+        record_audit(
+            actor=actor,
+            action=Action.REF_REMOVE,
+            repository=repo,
+            detail={"refs": {e.ref: e.oid for e in entries}, "via": via},
+        )
     return Removal(entries, push)
 
 

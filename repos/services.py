@@ -11,25 +11,22 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from repos import signals, storage, tokens
+from repos import creation, importing, signals, tokens
+from repos.audit import Action, record_audit
+from repos.creation import invalid_input, validate_branch
+from repos.creation import repository_check as repository_check  # callers check through services
 from repos.errors import Conflict, InvalidInput
-from repos.git import is_valid_refname, run_git
+from repos.git import run_git
 from repos.models import (
     AccessToken,
     Membership,
     Repository,
-    RepositoryRedirect,
     Role,
     TokenScope,
     User,
     Visibility,
 )
-from repos.names import validate_repo_name, validate_username
-
-
-def _invalid(field: str, exc: ValidationError) -> InvalidInput:
-    messages = list(exc.messages)
-    return InvalidInput(messages[0], code=getattr(exc, "code", None) or "invalid", fields={field: messages})
+from repos.names import validate_username
 
 
 @transaction.atomic
@@ -39,7 +36,7 @@ def user_create(
     try:
         validate_username(username)
     except ValidationError as exc:
-        raise _invalid("username", exc) from None
+        raise invalid_input("username", exc) from None
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(
             f"The username '{username}' is taken.", code="username_taken", fields={"username": ["taken"]}
@@ -49,7 +46,7 @@ def user_create(
         try:
             validate_password(password, user)
         except ValidationError as exc:
-            raise _invalid("password", exc) from None
+            raise invalid_input("password", exc) from None
         user.set_password(password)
     else:
         user.set_unusable_password()
@@ -92,43 +89,6 @@ def token_revoke(*, token: AccessToken) -> AccessToken:
     return token
 
 
-def _validate_branch(branch: str) -> None:
-    # A leading '-' is a valid ref but reads as an option on every git command line.
-    if (
-        not isinstance(branch, str)
-        or not branch
-        or branch.startswith("-")
-        or not is_valid_refname(f"refs/heads/{branch}")
-    ):
-        raise InvalidInput(f"{branch!r} is not a valid branch name.", fields={"default_branch": ["invalid"]})
-
-
-def repository_check(
-    *,
-    owner: User,
-    name: str,
-    description: str = "",
-    visibility: str = Visibility.PUBLIC,
-    default_branch: str | None = None,
-) -> None:
-    """What repository_create refuses, checked before anything is created (an import checks
-    this before it reaches the network)."""
-    try:
-        validate_repo_name(name)
-    except ValidationError as exc:
-        raise _invalid("name", exc) from None
-    if visibility not in Visibility.values:
-        raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
-    if len(description or "") > 350:
-        raise InvalidInput("Descriptions are at most 350 characters.", fields={"description": ["too_long"]})
-    if default_branch is not None:
-        _validate_branch(default_branch)
-    if Repository.objects.filter(owner=owner, name__iexact=name).exists():
-        raise Conflict(
-            f"{owner.username}/{name} already exists.", code="name_taken", fields={"name": ["taken"]}
-        )
-
-
 def repository_create(
     *,
     owner: User,
@@ -147,8 +107,6 @@ def repository_create(
     `populate(path)` fills the new repository before it is renamed into place.
     """
     if import_from:
-        from repos import importing
-
         return importing.import_now(
             owner=owner,
             name=name,
@@ -158,37 +116,14 @@ def repository_create(
             default_branch=default_branch,
             echo=show_progress,
         ).repository
-    if default_branch is None:
-        default_branch = "main"
-    repository_check(
-        owner=owner, name=name, description=description, visibility=visibility, default_branch=default_branch
+    return creation.repository_create(
+        owner=owner,
+        name=name,
+        description=description,
+        visibility=visibility,
+        default_branch=default_branch,
+        populate=populate,
     )
-
-    created_path: Path | None = None
-    try:
-        with transaction.atomic():
-            repo = Repository.objects.create(
-                owner=owner,
-                name=name,
-                description=description or "",
-                visibility=visibility,
-                default_branch=default_branch,
-            )
-            # A new repository under a renamed one's old name takes that name back.
-            RepositoryRedirect.objects.filter(owner_name__iexact=owner.username, name__iexact=name).delete()
-            created_path = storage.create_repository_on_disk(
-                repo.pk, default_branch=default_branch, populate=populate
-            )
-    except IntegrityError:
-        if created_path:
-            storage.remove_repository_from_disk(created_path)
-        raise Conflict(f"{owner.username}/{name} already exists.", code="name_taken") from None
-    except BaseException:
-        # The transaction rolled back; the disk must follow it.
-        if created_path:
-            storage.remove_repository_from_disk(created_path)
-        raise
-    return repo
 
 
 @transaction.atomic
@@ -198,7 +133,10 @@ def repository_update(
     description: str | None = None,
     visibility: str | None = None,
     default_branch: str | None = None,
+    actor: User | None = None,
 ) -> Repository:
+    """Change a repository's settings. A visibility change by a person (`actor`: an admin or
+    staff, through a page or the API) is audited; the operator's commands pass none."""
     if description is not None:
         if len(description) > 350:
             raise InvalidInput(
@@ -209,16 +147,23 @@ def repository_update(
         if visibility not in Visibility.values:
             raise InvalidInput("Visibility is public or private.", fields={"visibility": ["invalid"]})
         if visibility != repo.visibility:
+            if actor is not None:
+                record_audit(
+                    actor=actor,
+                    action=Action.VISIBILITY,
+                    repository=repo,
+                    detail={"from": repo.visibility, "to": visibility},
+                )
             # bundles moves the repository's bundles to the other storage area (issue 5).
             old, repo_id = repo.visibility, repo.pk
             transaction.on_commit(
-                lambda: signals.visibility_changed.send(
+                lambda: signals.visibility_changed.send_robust(
                     sender=Repository, repository_id=repo_id, old=old, new=visibility
                 )
             )
         repo.visibility = visibility
     if default_branch is not None and default_branch != repo.default_branch:
-        _validate_branch(default_branch)
+        validate_branch(default_branch)
         run_git(["symbolic-ref", "HEAD", f"refs/heads/{default_branch}"], repo=repo.disk_path)
         repo.default_branch = default_branch
     repo.save()
@@ -226,19 +171,40 @@ def repository_update(
 
 
 @transaction.atomic
-def membership_set(*, repo: Repository, user: User, role: Role) -> Membership | None:
-    """Give `user` a role on `repo`. The owner is always admin and has no membership row."""
+def membership_set(
+    *, repo: Repository, user: User, role: Role, actor: User | None = None
+) -> Membership | None:
+    """Give `user` a role on `repo`. The owner is always admin and has no membership row.
+    A change made by a person (`actor`) is audited."""
     if user.pk == repo.owner_id:
         if role != Role.ADMIN:
             raise InvalidInput(
                 "The owner is always an admin of their repository.", fields={"role": ["owner"]}
             )
         return None
+    previous = Membership.objects.filter(repository=repo, user=user).values_list("role", flat=True).first()
     membership, _ = Membership.objects.update_or_create(repository=repo, user=user, defaults={"role": role})
+    if actor is not None and previous != role:
+        record_audit(
+            actor=actor,
+            action=Action.MEMBER_SET,
+            repository=repo,
+            target_user=user,
+            detail={"from": Role(previous).label if previous is not None else None, "to": Role(role).label},
+        )
     return membership
 
 
 @transaction.atomic
-def membership_remove(*, repo: Repository, user: User) -> bool:
+def membership_remove(*, repo: Repository, user: User, actor: User | None = None) -> bool:
+    role = Membership.objects.filter(repository=repo, user=user).values_list("role", flat=True).first()
     deleted, _ = Membership.objects.filter(repository=repo, user=user).delete()
+    if deleted and actor is not None:
+        record_audit(
+            actor=actor,
+            action=Action.MEMBER_REMOVE,
+            repository=repo,
+            target_user=user,
+            detail={"from": Role(role).label},
+        )
     return bool(deleted)

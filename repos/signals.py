@@ -1,5 +1,9 @@
 """Signals other apps subscribe to, so repos never imports them (workspaces and bundles use
-repos, not the other way round)."""
+repos, not the other way round).
+
+Each is sent after the change it reports has committed, with `send_robust`: the change stands
+whatever a receiver does, so one that raises must not stop the others. Django logs each
+failing receiver once, with its traceback (the `django.dispatch` logger)."""
 
 from django.dispatch import Signal
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+import logging
 
-from repos import maintenance
+from celery import shared_task
+from django.conf import settings
+
+from repos import import_runs, lifecycle, maintenance, mirrors, push_spool, reconcile, webhooks
 from repos.git import GitTimeout
-from repos.models import Repository
+from repos.models import DeliveryStatus, Mirror, Repository, WebhookDelivery
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=60, max_retries=3, acks_late=True, ignore_result=True)
@@ -30,11 +35,6 @@ def schedule_maintenance() -> int:
 @shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=None)
 def deliver_webhook(self, delivery_id: int) -> str:
     """One attempt; on failure, retry with exponential backoff up to WEBHOOK_MAX_ATTEMPTS."""
-    from django.conf import settings
-
-    from repos import webhooks
-    from repos.models import DeliveryStatus, WebhookDelivery
-
     delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
     if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.webhook.active:
         return "skipped"
@@ -52,8 +52,6 @@ def deliver_webhook(self, delivery_id: int) -> str:
 
 @shared_task(ignore_result=True)
 def fan_out_webhooks(push_id: int) -> int:
-    from repos import webhooks
-
     ids = webhooks.deliveries_for_push(push_id)
     for delivery_id in ids:
         deliver_webhook.delay(delivery_id)
@@ -63,19 +61,13 @@ def fan_out_webhooks(push_id: int) -> int:
 @shared_task(ignore_result=True)
 def purge_deleted_repositories() -> int:
     """Periodic (Celery beat): purge soft-deleted repositories past their retention period."""
-    from repos import lifecycle
-
     purged = 0
     for repo_id in list(lifecycle.repositories_due_for_purge().values_list("pk", flat=True)[:100]):
         try:
             purged += lifecycle.repository_purge(repo_id=repo_id)
         except Exception:
             # One repository's trouble (its bundle storage unreachable) must not stop the rest.
-            import logging
-
-            logging.getLogger(__name__).exception(
-                "could not purge repository %s; the next run retries", repo_id
-            )
+            log.exception("could not purge repository %s; the next run retries", repo_id)
     return purged
 
 
@@ -94,8 +86,6 @@ def run_import(self, import_id: int, sealed_credentials: str | None = None) -> s
     """Run one queued import (repos.import_runs). Credentials arrive sealed (repos.sealing).
     A redelivered task whose import still has a live worker's heartbeat comes back when that
     heartbeat would be stale: if the worker died, it restarts the fetch then."""
-    from repos import import_runs
-
     outcome = import_runs.run_import(import_id, sealed_credentials)
     if outcome.retry_in is not None:
         raise self.retry(countdown=outcome.retry_in)
@@ -106,9 +96,6 @@ def run_import(self, import_id: int, sealed_credentials: str | None = None) -> s
 def sync_mirror(mirror_id: int) -> str:
     """One pull-mirror sync (repos.mirrors). Idempotent: a second delivery finds the mirror
     claimed (busy) or in step with its upstream (unchanged)."""
-    from repos import mirrors
-    from repos.models import Mirror
-
     mirror = Mirror.objects.filter(pk=mirror_id).first()
     if mirror is None:
         return "gone"
@@ -118,8 +105,6 @@ def sync_mirror(mirror_id: int) -> str:
 @shared_task(ignore_result=True)
 def schedule_mirror_syncs() -> int:
     """Periodic (Celery beat, every minute): enqueue a sync for each mirror that is due."""
-    from repos import mirrors
-
     ids = mirrors.schedule_due()
     for mirror_id in ids:
         sync_mirror.delay(mirror_id)
@@ -130,8 +115,6 @@ def schedule_mirror_syncs() -> int:
 def replay_spooled_pushes() -> int:
     """Periodic (Celery beat, every minute): record the pushes post-receive spooled that no web
     process recorded (the database was down, the worker died). Idempotent (repos.push_spool)."""
-    from repos import push_spool
-
     return push_spool.replay().recorded
 
 
@@ -139,8 +122,6 @@ def replay_spooled_pushes() -> int:
 def schedule_push_reconciliation() -> int:
     """Periodic (Celery beat, PUSH_RECONCILE_MINUTES): compare each repository's refs with its
     pushlog. The spool goes first, so a push that only waits for its replay is not 'recovered'."""
-    from repos import push_spool
-
     push_spool.replay()
     ids = list(Repository.objects.filter(deleted_at__isnull=True).values_list("pk", flat=True))
     for repo_id in ids:
@@ -151,8 +132,6 @@ def schedule_push_reconciliation() -> int:
 @shared_task(acks_late=True, ignore_result=True)
 def reconcile_pushes(repo_id: int) -> str:
     """Record the ref changes on disk the pushlog lacks as a 'recovered' push (repos.reconcile)."""
-    from repos import reconcile
-
     repo = Repository.objects.filter(pk=repo_id).select_related("owner").first()
     if repo is None:
         return "gone"

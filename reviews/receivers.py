@@ -1,166 +1,23 @@
-"""Proposals follow pushes: a push that moves a proposed ref adds a revision, and a nameless
-push with `-o title=... [-o description=...]` opens a proposal (or retitles the open one)."""
+"""Proposals follow pushes and archived refs: each event only enqueues a task
+(reviews.tasks), once its transaction commits; the git and database work runs in a worker."""
 
 from __future__ import annotations
 
-import logging
-
+from django.db import transaction
 from django.dispatch import receiver
 
-from repos.errors import ServiceError
-from repos.models import Push
 from repos.signals import push_recorded
-from reviews import services
-from reviews.models import DESCRIPTION_MAX, TITLE_MAX, Proposal, ProposalState
+from reviews import tasks
 from workspaces.signals import workspace_ref_archived
-
-log = logging.getLogger(__name__)
-
-
-def _zero(oid: str) -> bool:
-    return set(oid) == {"0"}
-
-
-def hook_environment(repo, user, role, commands=()) -> dict[str, str]:
-    """What post-receive prints to a push that carried options (git shows it as `remote:`)."""
-    if not any(ref.startswith("refs/for/") for _old, _new, ref in commands):
-        return {}
-    return {
-        "HOSTSITE_PUSH_OPTIONS_NOTICE": f"proposals opened with -o title=... are listed at /{repo.owner.username}/{repo.name}/proposals"
-    }
-
-
-def options_of(push: Push) -> dict[str, str]:
-    """The last value of each option key; `hostsite.for` lines map workspace refs to branches."""
-    values: dict[str, str] = {}
-    for option in push.push_options or []:
-        key, sep, value = str(option).partition("=")
-        if sep and key in ("title", "description"):
-            values[key] = value
-    return values
-
-
-def targets_of(push: Push) -> dict[str, str]:
-    targets = {}
-    for option in push.push_options or []:
-        if str(option).startswith("hostsite.for="):
-            ref, _, branch = str(option)[len("hostsite.for=") :].partition(" ")
-            if ref and branch:
-                targets[ref] = branch
-    return targets
 
 
 @receiver(push_recorded)
-def follow_proposed_refs(sender, push_id: int, repository_id: int, **_kwargs) -> None:
-    try:
-        _follow(push_id, repository_id)
-    except Exception:  # the push has landed; a proposal's bookkeeping must not fail it
-        log.exception("could not update proposals after push %s", push_id)
-
-
-def _follow(push_id: int, repository_id: int) -> None:
-    push = (
-        Push.objects.filter(pk=push_id)
-        .select_related("repository__owner", "pusher")
-        .prefetch_related("ref_updates")
-        .first()
-    )
-    if push is None:
-        return
-    updates = [u for u in push.ref_updates.all() if not _zero(u.new)]
-    branches = {u.ref[len("refs/heads/") :]: u.new for u in updates if u.ref.startswith("refs/heads/")}
-    if branches:
-        _merged_by_push(push, branches)
-    moved = {u.ref: u.new for u in updates if u.ref.startswith("refs/users/")}
-    if not moved:
-        return
-    # A deleted ref leaves its proposal at the last revision; merged ones are history.
-    for proposal in (
-        Proposal.objects.filter(repository_id=repository_id, source_ref__in=list(moved))
-        .exclude(state=ProposalState.MERGED)
-        .select_related("repository")
-    ):
-        services.revision_record(proposal=proposal, head=moved[proposal.source_ref], push=push)
-    wanted = options_of(push)
-    if wanted and push.pusher is not None:
-        _propose_from_options(push, moved, wanted)
+def follow_push(sender, push_id: int, **_kwargs) -> None:
+    transaction.on_commit(lambda: tasks.follow_push.delay(push_id))
 
 
 @receiver(workspace_ref_archived)
-def close_archived(
-    sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, reason: str = "", **_kwargs
+def follow_archive(
+    sender, repository_id: int, ref: str, sha: str, push_id: int | None = None, **_kwargs
 ) -> None:
-    """Merged-ref cleanup archived a proposed ref because its work landed (also by rebase or
-    squash, found by patch-id): the proposal at that head is merged, by the push that landed it."""
-    from workspaces.models import ArchivedRef
-
-    try:
-        archived = (
-            ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha).order_by("-id").first()
-        )
-        push = Push.objects.filter(pk=push_id).select_related("pusher").first() if push_id else None
-        for proposal in Proposal.objects.filter(
-            repository_id=repository_id, source_ref=ref, state=ProposalState.OPEN
-        ):
-            latest = proposal.revisions.order_by("-number").first()
-            if latest is None or latest.head_sha != sha:
-                continue
-            if archived is not None and archived.branch != proposal.target_branch:
-                continue
-            landed = ""
-            if push is not None:
-                landed = (
-                    push.ref_updates.filter(ref=f"refs/heads/{proposal.target_branch}")
-                    .values_list("new", flat=True)
-                    .first()
-                    or ""
-                )
-            services.proposal_mark_merged(proposal=proposal, push=push, sha=landed)
-    except Exception:
-        log.exception("could not update proposals after %s was archived (%s)", ref, reason)
-
-
-def _merged_by_push(push: Push, branches: dict[str, str]) -> None:
-    """A maintainer who merges a proposal with plain git (its head now in the target) merged it."""
-    from reviews.merge import is_ancestor
-    from reviews.selectors import latest_revision
-
-    path = push.repository.disk_path
-    for proposal in Proposal.objects.filter(
-        repository=push.repository, state=ProposalState.OPEN, target_branch__in=list(branches)
-    ):
-        latest = latest_revision(proposal)
-        if latest is not None and is_ancestor(path, latest.head_sha, branches[proposal.target_branch]):
-            services.proposal_mark_merged(proposal=proposal, push=push, sha=branches[proposal.target_branch])
-
-
-def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, str]) -> None:
-    """Open (or update) the proposal for each ref a nameless push created or advanced. Push
-    options cannot be refused after the fact, so over-long text is cut, not rejected."""
-    title = wanted.get("title", "")[:TITLE_MAX]
-    description = wanted.get("description")
-    if description is not None:
-        description = description.replace("\\n", "\n")[:DESCRIPTION_MAX]
-    for ref, branch in targets_of(push).items():
-        if ref not in moved or not ref.startswith(f"refs/users/{push.pusher.username}/"):
-            continue
-        try:
-            existing = Proposal.objects.filter(
-                repository=push.repository, source_ref=ref, state=ProposalState.OPEN
-            ).first()
-            if existing is not None:
-                services.proposal_edit(
-                    proposal=existing, user=push.pusher, title=title or None, description=description
-                )
-            elif title:
-                services.proposal_open(
-                    repo=push.repository,
-                    user=push.pusher,
-                    source_ref=ref,
-                    target_branch=branch,
-                    title=title,
-                    description=description or "",
-                    push=push,
-                )
-        except ServiceError as exc:
-            log.info("push %s: no proposal for %s: %s", push.pk, ref, exc.message)
+    transaction.on_commit(lambda: tasks.follow_archive.delay(repository_id, ref, sha, push_id))

@@ -20,6 +20,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from notifications.services import notify
+from repos import enqueue
 from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.git import GitError, run_git
 from repos.gittools import text_ref_map
@@ -78,8 +80,6 @@ def user_refs(repo: Repository, username: str) -> list[str]:
 def notify_contributors(repo: Repository) -> list[str]:
     """Tell every user with unmerged workspace work that the repository was deleted and how to
     get their work out. Returns the usernames told."""
-    from notifications.services import notify
-
     by_user = unmerged_workspace_refs(repo)
     users = User.objects.filter(username__in=list(by_user), is_active=True)
     until = purge_after(repo)
@@ -153,10 +153,7 @@ def workspace_export_request(*, repo: Repository, user: User) -> WorkspaceExport
     if pending is not None:
         return pending
     export = WorkspaceExport.objects.create(repository=repo, user=user)
-    from workspaces.tasks import build_workspace_export
-
-    export_id = export.pk
-    transaction.on_commit(lambda: build_workspace_export.delay(export_id))
+    enqueue.after_commit("workspaces.tasks.build_workspace_export", export.pk)
     return export
 
 

@@ -181,35 +181,6 @@ class ModerationAction(models.TextChoices):
     DISMISS_REPORT = "dismiss_report"
 
 
-class AuditEntry(models.Model):
-    """One moderation action, written in the same transaction as the change it records."""
-
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    action = models.CharField(max_length=20, choices=ModerationAction.choices)
-    # SET_NULL: the log outlives repositories and workspaces; `before`/`after` say what they were.
-    repository = models.ForeignKey(
-        Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    target_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    workspace = models.ForeignKey(
-        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    reason = models.TextField()
-    before = models.JSONField(default=dict)
-    after = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-
-    def __str__(self) -> str:
-        return f"{self.actor} {self.action} {self.target_user} ({self.created_at:%Y-%m-%d})"
-
-
 class RepositoryBan(models.Model):
     """The user may not push to the repository at all (the pre-receive policy refuses)."""
 

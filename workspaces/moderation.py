@@ -34,9 +34,9 @@ from django.dispatch import Signal
 from repos.errors import Conflict, Forbidden
 from repos.git import run_git
 from repos.locking import repository_lock
-from repos.models import Repository
+from repos.models import AuditEntry, Repository
 from workspaces.access.hiding import TAKEDOWN
-from workspaces.models import FLAGS, ArchivedRef, AuditEntry, ModerationAction, Workspace
+from workspaces.models import FLAGS, ArchivedRef, ModerationAction, Workspace
 
 # The bans, reports and shared checks live in their own modules; callers keep using this one.
 from workspaces.moderation_bans import (  # noqa: F401
@@ -131,9 +131,7 @@ def _change_flags(
             after["refs"] = {move[1] + ref[len(move[0]) :]: oid for ref, oid in moved.items()}
         if closed:
             after["proposals_closed"] = closed
-        entry = audit(
-            actor, action, repo=repo, target=user, workspace=ws, reason=reason, before=before, after=after
-        )
+        entry = audit(actor, action, repo=repo, target=user, reason=reason, before=before, after=after)
         notify_later(
             user,
             kind=f"workspace_{action}",
@@ -279,7 +277,6 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
                 ModerationAction.PURGE,
                 repo=repo,
                 target=user,
-                workspace=ws,
                 reason=reason,
                 before={**ws.flags, "refs": refs},
                 after={**ws.flags, "refs": {}},

@@ -53,6 +53,7 @@ class AuditEntrySerializer(serializers.Serializer):
     reason = serializers.CharField()
     before = serializers.JSONField()
     after = serializers.JSONField()
+    detail = serializers.JSONField(help_text="What a repository action changed, e.g. {from, to}")
     created_at = serializers.DateTimeField()
 
 

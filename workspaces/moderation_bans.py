@@ -8,8 +8,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from repos.errors import Conflict, InvalidInput
-from repos.models import Repository
-from workspaces.models import AuditEntry, ModerationAction, RepositoryBan
+from repos.models import AuditEntry, Repository
+from workspaces.models import ModerationAction, RepositoryBan
 from workspaces.moderation_common import audit, check_action, locked_workspace, notify_later, workspace_url
 
 
@@ -34,7 +34,6 @@ def do_ban_from_repository(*, repo: Repository, user, acting_user, reason: str) 
             ModerationAction.BAN,
             repo=repo,
             target=user,
-            workspace=ws,
             reason=reason,
             before=before,
             after={"banned": True, **ws.flags, "frozen_by_ban": ws.frozen_by_ban},
@@ -65,7 +64,6 @@ def do_unban_from_repository(*, repo: Repository, user, acting_user, reason: str
             ModerationAction.UNBAN,
             repo=repo,
             target=user,
-            workspace=ws,
             reason=reason,
             before=before,
             after={"banned": False, **ws.flags},

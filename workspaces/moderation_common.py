@@ -7,10 +7,11 @@ from django.db import transaction
 from django.urls import reverse
 
 from notifications.services import notify
+from repos.audit import record_audit
 from repos.errors import Forbidden, InvalidInput
-from repos.models import Repository, Role
+from repos.models import AuditEntry, Repository, Role
 from repos.selectors import role_for
-from workspaces.models import AuditEntry, ModerationAction, Workspace
+from workspaces.models import ModerationAction, Workspace
 
 REASON_MAX = 2000
 STAFF_ONLY = {
@@ -48,15 +49,13 @@ def check_action(actor, repo, action: str, reason: str) -> str:
     return reason
 
 
-def audit(
-    actor, action: str, *, repo, target, workspace=None, reason: str, before: dict, after: dict
-) -> AuditEntry:
-    return AuditEntry.objects.create(
+def audit(actor, action: str, *, repo, target, reason: str, before: dict, after: dict) -> AuditEntry:
+    # The workspace acted on is (repository, target user): the row names both.
+    return record_audit(
         actor=actor,
         action=action,
         repository=repo,
         target_user=target,
-        workspace=workspace,
         reason=reason,
         before=before,
         after=after,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from repos.models import Repository
-from workspaces.models import FLAGS, AuditEntry, Report, Workspace
+from repos.models import AuditEntry, Repository
+from workspaces.models import FLAGS, Report, Workspace
 
 
 def reports_queue(

@@ -13,6 +13,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 
 from repos import selectors as repo_selectors
+from repos.audit import Action
 from repos.errors import ServiceError
 from repos.views import repo_or_404
 from workspaces import moderation, selectors
@@ -152,7 +153,7 @@ def staff_page(request):
             "filters": filters,
             "repo": None,
             "actions": [*ACTIONS, *SITE_ACTIONS],
-            "all_actions": ModerationAction.values,
+            "all_actions": [*ModerationAction.values, *Action.values],
         },
     )
 
@@ -177,7 +178,7 @@ def repository_page(request, owner: str, name: str):
             "filters": filters,
             "repo": repo,
             "actions": list(ACTIONS) if moderation.is_staff(request.user) else ADMIN_ACTIONS,
-            "all_actions": ModerationAction.values,
+            "all_actions": [*ModerationAction.values, *Action.values],
             "moderated": workspaces,
             "bans": repo.bans.select_related("user"),
         },

@@ -1,5 +1,5 @@
-"""Thin Celery tasks for workspaces: index a workspace push, clean up after a branch moved,
-expire archived refs."""
+"""Thin Celery tasks for workspaces: follow a push, index a workspace push, clean up after a
+branch moved, tell the owner of an archived ref, expire archived refs, export workspaces."""
 
 from __future__ import annotations
 
@@ -7,12 +7,35 @@ from celery import shared_task
 
 from repos.git import GitTimeout
 from repos.locking import RepositoryBusy
-from repos.models import Push
-from workspaces import cleanup
+from repos.models import Push, Repository
+from workspaces import cleanup, exports, following
+from workspaces.models import WorkspaceExport
 
 
 def _push(push_id: int) -> Push | None:
     return Push.objects.select_related("repository", "pusher").filter(pk=push_id).first()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def follow_push(push_id: int) -> str:
+    """After a push: its users' Workspace rows; then a workspace push is indexed by patch-id,
+    and work merged by a branch move is cleaned up (workspaces.cleanup), each in its own task."""
+    push = Push.objects.filter(pk=push_id).first()
+    if push is None:
+        return "gone"
+    touched_workspaces, moved_branch = following.workspaces_follow_push(push=push)
+    if touched_workspaces:
+        index_workspace_push.delay(push_id)
+    if moved_branch:
+        cleanup_after_push.delay(push_id)
+    return "done"
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def notify_archived_ref(repository_id: int, ref: str, sha: str) -> str:
+    return (
+        "notified" if following.archived_ref_notify(repository_id=repository_id, ref=ref, sha=sha) else "gone"
+    )
 
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
@@ -45,9 +68,6 @@ def expire_archived_refs() -> int:
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
 def notify_deleted_repository_contributors(repo_id: int) -> str:
-    from repos.models import Repository
-    from workspaces import exports
-
     repo = Repository.objects.select_related("owner").filter(pk=repo_id, deleted_at__isnull=False).first()
     if repo is None:
         return "gone"  # restored or purged meanwhile
@@ -56,9 +76,6 @@ def notify_deleted_repository_contributors(repo_id: int) -> str:
 
 @shared_task(autoretry_for=(GitTimeout,), retry_backoff=30, max_retries=3, acks_late=True, ignore_result=True)
 def build_workspace_export(export_id: int) -> str:
-    from workspaces import exports
-    from workspaces.models import WorkspaceExport
-
     export = (
         WorkspaceExport.objects.select_related("repository__owner", "user")
         .filter(pk=export_id, state=WorkspaceExport.State.PENDING)

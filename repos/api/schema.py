@@ -29,7 +29,7 @@ class PasswordBasicScheme(OpenApiAuthenticationExtension):
 
 # Statuses any operation may answer, in the one error format (repos.api.errors): bad input
 # (a control character in the path, malformed JSON), authentication, access, a missing object,
-# and a database that stayed busy (503 with Retry-After, hostsite.middleware).
+# and a database that stayed busy (503 with Retry-After, repos.middleware).
 _COMMON = {
     "400": "Invalid input.",
     "401": "Authentication required, or the credentials are not valid.",

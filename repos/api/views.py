@@ -162,7 +162,7 @@ class RepositoryDetailView(APIView):
         require_admin(request, repo)
         data = RepositoryUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        repo = services.repository_update(repo=repo, **data.validated_data)
+        repo = services.repository_update(repo=repo, actor=request.user, **data.validated_data)
         return Response(RepositorySerializer(repo, context={"request": request}).data)
 
     @extend_schema(responses={204: None})
@@ -237,7 +237,7 @@ class MemberDetailView(APIView):
         data = MemberSetSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         role = Role.from_label(data.validated_data["role"])
-        services.membership_set(repo=repo, user=user, role=role)
+        services.membership_set(repo=repo, user=user, role=role, actor=request.user)
         return Response({"username": user.username, "role": role.label})
 
     @extend_schema(responses={204: None})
@@ -245,7 +245,7 @@ class MemberDetailView(APIView):
         repo, user = self._target(request, owner, name, username)
         if user.pk == repo.owner_id:
             raise PermissionDenied("The owner cannot be removed from their repository.")
-        services.membership_remove(repo=repo, user=user)
+        services.membership_remove(repo=repo, user=user, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

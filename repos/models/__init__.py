@@ -1,6 +1,7 @@
 """The repos app's models: accounts, repositories and pushes (core), imports and mirrors
-(sources), and what the object checks found (objects)."""
+(sources), what the object checks found (objects), and the audit log (audit)."""
 
+from repos.models.audit import AuditEntry
 from repos.models.core import (
     AccessToken,
     DailyTransfer,
@@ -24,6 +25,7 @@ from repos.models.sources import ImportState, Mirror, RefsMode, RepositoryImport
 
 __all__ = [
     "AccessToken",
+    "AuditEntry",
     "DailyTransfer",
     "DeliveryStatus",
     "HostsiteUserManager",

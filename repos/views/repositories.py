@@ -113,7 +113,7 @@ def repository_settings(request, owner: str, name: str):
     )
     if request.method == "POST" and form.is_valid():
         try:
-            services.repository_update(repo=repo, **form.cleaned_data)
+            services.repository_update(repo=repo, actor=request.user, **form.cleaned_data)
         except ServiceError as exc:
             form_error(form, exc)
         else:
@@ -147,7 +147,9 @@ def repository_member_set(request, owner: str, name: str):
             messages.error(request, f"No user named '{form.cleaned_data['username']}'.")
         else:
             try:
-                services.membership_set(repo=repo, user=user, role=Role.from_label(form.cleaned_data["role"]))
+                services.membership_set(
+                    repo=repo, user=user, role=Role.from_label(form.cleaned_data["role"]), actor=request.user
+                )
             except ServiceError as exc:
                 messages.error(request, exc.message)
             else:
@@ -162,7 +164,7 @@ def repository_member_set(request, owner: str, name: str):
 def repository_member_remove(request, owner: str, name: str, username: str):
     repo = admin_repo_or_404(request, owner, name)
     user = selectors.user_by_name(username)
-    if user is not None and services.membership_remove(repo=repo, user=user):
+    if user is not None and services.membership_remove(repo=repo, user=user, actor=request.user):
         messages.success(request, f"Removed {user.username}.")
     return redirect("repository-settings", owner=repo.owner.username, name=repo.name)
 

@@ -14,6 +14,7 @@ from bundles.models import BuildState, Bundle, BundleBuild, BundleLock, BundleSt
 from bundles.storage import file_digest
 from repos.models import Push, RefUpdate
 from tests.bundles.conftest import add_commits, refs_of
+from tests.eager import run_followers
 from tests.factories import RepositoryFactory
 from tests.gitutil import git
 from tests.repos.test_locking import holding, process_env
@@ -221,18 +222,23 @@ def test_later_build_covers_an_earlier_request(repo, bundle_store):
     assert result.status == "skipped" and "covers" in result.detail
 
 
-def test_receiver_enqueues_only_for_canonical_refs(repo, settings):
+def test_receiver_enqueues_only_for_canonical_refs(
+    repo, settings, monkeypatch, django_capture_on_commit_callbacks
+):
     from repos.signals import push_recorded
 
+    run_followers(monkeypatch)  # the receiver's task runs here; the build it queues is mocked
     settings.BUNDLE_DEBOUNCE_SECONDS = 7
     workspace_push = Push.objects.create(repository=repo, pusher_name="zoe", touches_workspace=True)
     RefUpdate.objects.create(push=workspace_push, ref="refs/users/zoe/x", old="0" * 40, new="1" * 40)
     branch_push = Push.objects.create(repository=repo, pusher_name="zoe")
     RefUpdate.objects.create(push=branch_push, ref="refs/heads/main", old="0" * 40, new="1" * 40)
     with mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue:
-        push_recorded.send(sender=Push, push_id=workspace_push.pk, repository_id=repo.pk)
+        with django_capture_on_commit_callbacks(execute=True):
+            push_recorded.send(sender=Push, push_id=workspace_push.pk, repository_id=repo.pk)
         assert not enqueue.called
-        push_recorded.send(sender=Push, push_id=branch_push.pk, repository_id=repo.pk)
+        with django_capture_on_commit_callbacks(execute=True):
+            push_recorded.send(sender=Push, push_id=branch_push.pk, repository_id=repo.pk)
     (args,), kwargs = enqueue.call_args
     assert args[0] == repo.pk and kwargs == {"countdown": 7}
 

@@ -21,6 +21,7 @@ from bundles.s3 import S3Storage
 from bundles.storage import CONTENT_TYPE, IMMUTABLE, file_digest
 from tests import live
 from tests.bundles.conftest import add_commits, refs_of
+from tests.eager import run_followers
 from tests.factories import RepositoryFactory
 from tests.gitutil import git
 
@@ -243,7 +244,7 @@ def test_public_and_private_repositories_use_separate_areas(s3, moto_endpoint, g
 
 
 def test_public_to_private_deletes_public_objects_at_once(
-    s3, moto_endpoint, git_home, tmp_path, client, django_capture_on_commit_callbacks
+    s3, moto_endpoint, git_home, tmp_path, client, django_capture_on_commit_callbacks, monkeypatch
 ):
     from repos import services as repo_services
     from repos.models import Visibility
@@ -258,6 +259,7 @@ def test_public_to_private_deletes_public_objects_at_once(
     assert len(old_uris) == 2 and all(anonymous_get(uri) == 200 for uri in old_uris)
     assert len(object_names(s3, "public")) == 4
 
+    run_followers(monkeypatch)  # the move is a task; the build it queues is mocked
     with (
         mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue,
         django_capture_on_commit_callbacks(execute=True),

@@ -15,6 +15,7 @@ from bundles.models import Bundle, BundleState, Kind
 from repos import services as repo_services
 from repos.models import Repository, Visibility
 from tests.bundles.conftest import add_commits
+from tests.eager import run_followers
 from tests.factories import RepositoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -81,7 +82,7 @@ def test_visibility_change_during_a_build_publishes_nothing(repo, git_home, tmp_
 
 
 def test_private_to_public_unlists_the_private_area(
-    git_home, tmp_path, bundle_store, django_capture_on_commit_callbacks
+    git_home, tmp_path, bundle_store, django_capture_on_commit_callbacks, monkeypatch
 ):
     repo = RepositoryFactory(visibility=Visibility.PRIVATE)
     add_commits(repo.disk_path, tmp_path / "work", git_home, 1)
@@ -89,6 +90,7 @@ def test_private_to_public_unlists_the_private_area(
     private = list(Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED))
     assert all(row.storage_key.startswith("private/") for row in private)
 
+    run_followers(monkeypatch)  # the move is a task; the build it queues is mocked
     with (
         mock.patch("bundles.tasks.build_bundles.apply_async") as enqueue,
         django_capture_on_commit_callbacks(execute=True),

@@ -12,7 +12,10 @@ from rest_framework.test import APIClient
 
 from notifications.models import Notification
 from notifications.services import notify
-from repos.models import Push
+from repos import services as repo_services
+from repos.models import Push, Role
+from repos.signals import mirror_status_changed
+from tests.eager import run_followers
 from tests.factories import RepositoryFactory, UserFactory
 from workspaces import cleanup
 from workspaces.models import ArchivedRef
@@ -97,7 +100,8 @@ def test_api_lists_and_marks_read(alice):
 
 
 @pytest.mark.django_db
-def test_archived_signal_notifies_owner(alice):
+def test_archived_signal_notifies_owner(alice, monkeypatch, django_capture_on_commit_callbacks):
+    run_followers(monkeypatch)
     owner = UserFactory(username="owner")
     repo = RepositoryFactory(owner=owner, name="proj")
     row = ArchivedRef.objects.create(
@@ -111,18 +115,46 @@ def test_archived_signal_notifies_owner(alice):
         reason="merged into main in push #1",
         expires_at=timezone.now() + timedelta(30),
     )
-    workspace_ref_archived.send(
-        sender=ArchivedRef, repository_id=repo.pk, ref=row.ref, sha=row.sha, push_id=None, reason=row.reason
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        workspace_ref_archived.send(
+            sender=ArchivedRef,
+            repository_id=repo.pk,
+            ref=row.ref,
+            sha=row.sha,
+            push_id=None,
+            reason=row.reason,
+        )
     n = Notification.objects.get(user=alice)
     assert n.kind == "ref_archived" and n.repository == repo
     assert n.text.startswith("refs/users/alice/x was merged into main and deleted; restore it")
     assert n.url == "/owner/proj/workspaces/alice"
 
 
+@pytest.mark.django_db
+def test_a_failing_mirror_tells_the_active_admins_once(
+    alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    run_followers(monkeypatch)
+    owner = UserFactory(username="owner")
+    repo = RepositoryFactory(owner=owner, name="proj")
+    repo_services.membership_set(repo=repo, user=alice, role=Role.ADMIN)
+    gone = UserFactory(username="gone", is_active=False)
+    repo_services.membership_set(repo=repo, user=gone, role=Role.ADMIN)
+    repo_services.membership_set(repo=repo, user=UserFactory(username="rita"), role=Role.READER)
+    with django_capture_on_commit_callbacks(execute=True):
+        mirror_status_changed.send_robust(sender=None, repository_id=repo.pk, failing=True, error="timed out")
+    told = Notification.objects.order_by("user__username")
+    assert [(n.user.username, n.kind) for n in told] == [
+        ("alice", "mirror_failing"),
+        ("owner", "mirror_failing"),
+    ]
+    assert told[0].text == "The mirror of owner/proj cannot sync: timed out"
+    assert told[0].url == "/owner/proj/settings/mirror"
+
+
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
-def test_cleanup_after_real_merge_notifies(world):
+def test_cleanup_after_real_merge_notifies(world, monkeypatch):
     alice = world.add("alice")
     alice.commit("alice one", name="a.txt")
     assert alice.push("HEAD:refs/users/alice/feature").returncode == 0
@@ -130,6 +162,7 @@ def test_cleanup_after_real_merge_notifies(world):
     owner.git("fetch", "--quiet", owner.remote, "refs/users/alice/feature", check=True)
     owner.git("merge", "--ff-only", "--quiet", "FETCH_HEAD", check=True)
     assert owner.push("main").returncode == 0
+    run_followers(monkeypatch)  # the notice is a task: run here, where cleanup runs
     cleanup.cleanup_after_push(Push.objects.filter(repository=world.repo).order_by("-pk").first())
     # A worker from an earlier test may have run cleanup too: still one archive, one notification.
     notes = list(Notification.objects.filter(user=alice.user, kind="ref_archived"))

@@ -18,6 +18,7 @@ from notifications.models import Notification
 from repos import lifecycle, mirrors
 from repos import services as repo_services
 from repos.models import Mirror, Push, RefUpdate, Role
+from tests.eager import run_followers
 from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.support.wait import wait_until
@@ -143,7 +144,8 @@ def test_sync_brings_branches_and_tags_then_new_commits_prunes_and_forced_update
     assert entry["refs"] == [{"ref": "refs/heads/topic", "old": before, "new": after, "forced": True}]
 
 
-def test_an_unreachable_upstream_keeps_every_ref_backs_off_notifies_once_and_recovers(scene):
+def test_an_unreachable_upstream_keeps_every_ref_backs_off_notifies_once_and_recovers(scene, monkeypatch):
+    run_followers(monkeypatch)  # the syncs run here: so do the notices their status change enqueues
     admin, reader = UserFactory(username="adam"), UserFactory(username="rita")
     repo_services.membership_set(repo=scene.repo, user=admin, role=Role.ADMIN)
     repo_services.membership_set(repo=scene.repo, user=reader, role=Role.READER)

@@ -11,7 +11,7 @@ import pytest
 from repos import refs_admin, refs_listing
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import run_git
-from repos.models import Mirror, Push
+from repos.models import AuditEntry, Mirror, Push
 from tests.factories import UserFactory
 from tests.repos.refs_admin_scene import XSS, ZERO, make_scene, on_disk, put_refs, unchanged
 
@@ -66,6 +66,10 @@ def test_an_admin_removes_refs_recorded_as_a_push(scene):
         "refs/stash": (scene.c3, ZERO),
         "refs/tags/v2": (scene.before["refs/tags/v2"], ZERO),
     }  # the tag object, not the commit
+    entry = AuditEntry.objects.get(action="ref_remove")
+    assert (entry.actor, entry.repository) == (scene.owner, scene.repo)
+    assert entry.detail["refs"] == {ref: scene.before[ref] for ref in updates}
+    assert entry.detail["via"] == "web"
 
 
 def test_a_symbolic_ref_goes_not_the_branch_it_points_at(scene):
@@ -100,6 +104,7 @@ def test_what_cannot_be_removed_changes_nothing(scene, refs, error, words):
         refs_admin.ref_remove(repo=scene.repo, refs=refs, actor=scene.owner, via="api")
     assert words in exc.value.message
     assert unchanged(scene)
+    assert not AuditEntry.objects.exists()
 
 
 def test_only_admins_remove_and_a_mirror_keeps_its_branches_and_tags(scene):

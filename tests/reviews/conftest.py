@@ -9,6 +9,7 @@ import pytest
 
 from repos import services as repo_services
 from repos.models import Role
+from tests.eager import run_followers
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
 
@@ -91,13 +92,5 @@ def scene(tmp_path, git_home) -> Scene:
 def enqueued(monkeypatch) -> list[tuple[str, tuple]]:
     """Celery tasks the code under test enqueued, as (name, args), instead of sending them: tests
     that run on-commit callbacks in a rolled-back transaction must not leave real messages for
-    the session's worker."""
-    from celery.app.task import Task
-
-    calls: list[tuple[str, tuple]] = []
-
-    def apply_async(self, args=None, kwargs=None, **_options):
-        calls.append((self.name, tuple(args or ())))
-
-    monkeypatch.setattr(Task, "apply_async", apply_async)
-    return calls
+    the session's worker. The tasks that follow a push (proposals among them) run at once."""
+    return run_followers(monkeypatch)

@@ -1,10 +1,11 @@
 """Proposals against the live server: push options open them, pushes add revisions, and a
-push that lands while a merge is being computed is kept."""
+push that lands while a merge is being computed is kept. Proposals follow a push in a task
+(reviews.tasks), which the worker each test starts runs."""
 
 from __future__ import annotations
 
+import re
 import subprocess
-import time
 
 import pytest
 
@@ -13,7 +14,18 @@ from reviews import merge
 from reviews.models import Proposal, ProposalState
 from tests.support.wait import wait_until
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("celery_worker_process"),
+]
+
+
+def followed(worker) -> int:
+    """How many pushes the worker's proposals task has finished with."""
+    return len(
+        re.findall(r"Task reviews\.tasks\.follow_push\[[^\]]+\] succeeded", worker.log_path.read_text())
+    )
 
 
 def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
@@ -50,7 +62,15 @@ def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     second = alice.commit("feature part 2")
     result = alice.push("HEAD:refs/for/main", options=["title=Parts one and two"])
     assert result.returncode == 0, result.stderr
-    wait_until(lambda: proposal.revisions.count() == 2, timeout=10, what="the proposal's second revision")
+    # The task records the revision, then retitles (one transaction each): wait for both.
+    wait_until(
+        lambda: (
+            proposal.revisions.count() == 2
+            and Proposal.objects.filter(pk=proposal.pk, title="Parts one and two").exists()
+        ),
+        timeout=30,
+        what="the proposal's second revision and its new title",
+    )
     proposal.refresh_from_db()
     assert proposal.title == "Parts one and two" and proposal.description == "Does one thing.\nWell."
     assert proposal.revisions.order_by("-number").first().head_sha == second
@@ -76,12 +96,15 @@ def test_topic_push_to_another_branch_and_hostile_options(world):
     assert proposal.description == "[31mred"
 
 
-def test_push_without_title_opens_nothing(world):
+def test_push_without_title_opens_nothing(world, celery_worker_process):
     alice = world.add("alice")
     alice.commit("quiet work")
+    before = followed(celery_worker_process)
     result = alice.push("HEAD:refs/for/main", options=["topic=quiet"])
     assert result.returncode == 0, result.stderr
-    time.sleep(0.5)
+    wait_until(
+        lambda: followed(celery_worker_process) > before, timeout=30, what="the worker following the push"
+    )
     assert not Proposal.objects.exists()
 
 

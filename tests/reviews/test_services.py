@@ -221,14 +221,15 @@ def test_cleanup_archiving_a_squashed_ref_marks_its_proposal_merged(
             push=push,
             expires_at=timezone.now() + timedelta(days=30),
         )
-        workspace_ref_archived.send(
-            sender=ArchivedRef,
-            repository_id=scene.repo.pk,
-            ref="refs/users/alice/feature",
-            sha=head,
-            push_id=push.pk,
-            reason=f"squashed into {branch}",
-        )
+        with django_capture_on_commit_callbacks(execute=True):
+            workspace_ref_archived.send(
+                sender=ArchivedRef,
+                repository_id=scene.repo.pk,
+                ref="refs/users/alice/feature",
+                sha=head,
+                push_id=push.pk,
+                reason=f"squashed into {branch}",
+            )
         proposal.refresh_from_db()
 
     archived("release")  # landed elsewhere than the proposal's target: still open

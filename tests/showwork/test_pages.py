@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from repos.models import Visibility
 from repos.signals import push_recorded
+from tests.eager import run_followers
 from tests.factories import UserFactory
 from tests.showwork.lab import DAY, Lab
 from workspaces.models import Workspace
@@ -73,7 +74,8 @@ def test_api_json_with_filters(lab):
     ]
 
 
-def test_filters_on_the_page(lab):
+def test_filters_on_the_page(lab, monkeypatch, django_capture_on_commit_callbacks):
+    run_followers(monkeypatch)
     alice = UserFactory(username="alice")
     client = Client()
     client.force_login(alice)
@@ -85,12 +87,14 @@ def test_filters_on_the_page(lab):
     lab.at(lab.main)
     lab.commit("stale work", at=NOW - 45 * DAY)
     lab.publish("refs/users/bob/stale")
-    push_recorded.send(sender=None, push_id=0, repository_id=lab.repo.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        push_recorded.send(sender=None, push_id=0, repository_id=lab.repo.pk)
     assert "stale work" not in client.get("/owner/project/work").content.decode()
     assert "stale work" in client.get("/owner/project/work?older=1").content.decode()
 
 
-def test_cache_hit_and_invalidation_by_push_signal(lab):
+def test_cache_hit_and_invalidation_by_push_signal(lab, monkeypatch, django_capture_on_commit_callbacks):
+    run_followers(monkeypatch)  # the receiver enqueues the bump; it runs here
     client = Client()
     assert client.get("/owner/project/work.txt")["X-Showwork-Cache"] == "miss"
     assert client.get("/owner/project/work.txt")["X-Showwork-Cache"] == "hit"
@@ -99,7 +103,8 @@ def test_cache_hit_and_invalidation_by_push_signal(lab):
     lab.publish("refs/users/carol/new")
     stale = client.get("/owner/project/work.txt")
     assert stale["X-Showwork-Cache"] == "hit" and "carol new" not in stale.content.decode()
-    push_recorded.send(sender=None, push_id=0, repository_id=lab.repo.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        push_recorded.send(sender=None, push_id=0, repository_id=lab.repo.pk)
     fresh = client.get("/owner/project/work.txt")
     assert fresh["X-Showwork-Cache"] == "miss" and "carol new" in fresh.content.decode()
 

@@ -18,7 +18,7 @@ from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.support.wait import wait_until
 from workspaces import exports
-from workspaces.models import WorkspaceExport
+from workspaces.models import Workspace, WorkspaceExport
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -49,7 +49,7 @@ def test_unmerged_refs_in_one_for_each_ref(world, contributors):
 
 
 def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
-    world, contributors, celery_worker_process, tmp_path
+    celery_worker_process, world, contributors, tmp_path
 ):
     alice, bob = contributors
     client = api(alice.user)
@@ -116,7 +116,13 @@ def test_delete_notifies_contributors_and_their_bundle_has_all_their_refs(
     }
     git(world.env, "--git-dir", str(target), "fsck", "--no-progress")
 
-    # The page lists it with its download link; the purge takes the file away with the repository.
+    # The page lists it with its download link (a repository where the worker, following the
+    # pushes, wrote alice's Workspace row); the purge takes the file away with the repository.
+    wait_until(
+        lambda: Workspace.objects.filter(repository=world.repo, user=alice.user).exists(),
+        timeout=60,
+        what="the worker writing alice's Workspace row",
+    )
     web = world_client(alice.user)
     page = web.get("/settings/workspace-exports").content.decode()
     assert "owner/project" in page and f"/settings/workspace-exports/download/{export_id}" in page

@@ -13,11 +13,11 @@ from django.test import Client
 from notifications.models import Notification
 from repos import services as repo_services
 from repos.errors import Forbidden
-from repos.models import Role
+from repos.models import AuditEntry, Role
 from tests.factories import UserFactory
 from tests.gitutil import git
 from workspaces import moderation
-from workspaces.models import AuditEntry, RepositoryBan, Workspace, WorkspaceSettings
+from workspaces.models import RepositoryBan, Workspace, WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 

@@ -9,9 +9,9 @@ from rest_framework.test import APIClient
 
 from notifications.models import Notification
 from repos import services as repo_services
-from repos.models import Role
+from repos.models import AuditEntry, Role
 from tests.factories import RepositoryFactory, UserFactory
-from workspaces.models import AuditEntry, Report, Workspace
+from workspaces.models import Report, Workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -27,9 +29,19 @@ def busy(world):
     return world
 
 
-def test_workspaces_tab_lists_users(busy):
+def rows_followed(world, *names: str) -> bool:
+    """The worker recorded the pushes on their users' Workspace rows (workspaces.tasks)."""
+    deadline = time.monotonic() + 30
+    rows = Workspace.objects.filter(repository=world.repo, user__username__in=names)
+    while rows.count() < len(names) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return rows.count() == len(names)
+
+
+def test_workspaces_tab_lists_users(celery_worker_process, busy):
     page = Client().get("/owner/project/workspaces").content.decode()
     assert "alice" in page and "bob" in page
+    assert rows_followed(busy, "alice", "bob")
     row = Workspace.objects.get(repository=busy.repo, user__username="alice")
     assert row.last_push_at is not None
 
@@ -75,8 +87,9 @@ def test_missing_refs_are_404(busy, path):
     assert Client().get(path).status_code == 404
 
 
-def test_hidden_workspace_is_visible_to_owner_and_admins_only(busy):
+def test_hidden_workspace_is_visible_to_owner_and_admins_only(celery_worker_process, busy):
     alice = busy.users["alice"].user
+    assert rows_followed(busy, "alice")
     Workspace.objects.filter(user=alice).update(hidden=True)
     anon = Client()
     assert "alice" not in anon.get("/owner/project/workspaces").content.decode()
