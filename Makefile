@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 # throwaway unless one is given.
 TEST_ENV := SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}"
 
-.PHONY: run test test-fast check lint fmt types venv clean
+.PHONY: run test test-fast pytest check lint fmt types venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: check
 # The same checks and the suite without the live web server and Celery worker processes.
 test-fast: check
 	$(TEST_ENV) exec $(PY) -m pytest -m "not live" $(PYTEST_ARGS)
+
+# The suite alone (CI's run against a second git): `make pytest PYTEST_ARGS="tests/bundles"`.
+pytest: $(DEV_STAMP)
+	$(TEST_ENV) exec $(PY) -m pytest $(PYTEST_ARGS)
 
 types: $(DEV_STAMP)
 	$(TEST_ENV) $(PY) -m mypy
