@@ -2,33 +2,59 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# The stamp records which requirements are installed, so a second run installs nothing.
-STAMP := $(VENV)/.installed
+# Stamps record which requirements are installed, so a second run installs nothing. `make run`
+# installs the runtime requirements only; the test targets add the test and lint tools.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
+# Tests and the type checker load settings with DEBUG off, as production does; the key is a
+# throwaway unless one is given.
+TEST_ENV := SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}"
 
-.PHONY: run test lint fmt venv clean
+.PHONY: run test test-fast pytest check lint fmt types venv clean
 
-$(STAMP): requirements.txt requirements-dev.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): requirements.txt | $(VENV)/bin/python
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(DEV_STAMP): requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $(STAMP)
+	touch $@ $(RUN_STAMP)
 
-venv: $(STAMP)
+venv: $(DEV_STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	exec $(PY) -m hostsite.run
 
-# Tests run with DEBUG off, as production does; the key is a throwaway unless one is given.
-test: $(STAMP)
+# Format, lint and types first: each fails fast, before the suite's minutes.
+check: $(DEV_STAMP)
+	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
-	SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}" exec $(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) $(PY) -m mypy
 
-lint: $(STAMP)
+test: check
+	$(TEST_ENV) exec $(PY) -m pytest $(PYTEST_ARGS)
+
+# The same checks and the suite without the live web server and Celery worker processes.
+test-fast: check
+	$(TEST_ENV) exec $(PY) -m pytest -m "not live" $(PYTEST_ARGS)
+
+# The suite alone (CI's run against a second git): `make pytest PYTEST_ARGS="tests/bundles"`.
+pytest: $(DEV_STAMP)
+	$(TEST_ENV) exec $(PY) -m pytest $(PYTEST_ARGS)
+
+types: $(DEV_STAMP)
+	$(TEST_ENV) $(PY) -m mypy
+
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-fmt: $(STAMP)
+fmt: $(DEV_STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache

@@ -4,6 +4,7 @@ and the offload figure: bytes served from bundles against bytes served by git.""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -28,7 +29,7 @@ def offload(repo, days: int = DAYS) -> dict:
     bundle lists sent clients to fetch (S3/CDN, which the app does not see)."""
     since = timezone.now().date() - timedelta(days=days - 1)
     rows = {r.day: r for r in DailyTransfer.objects.filter(repository=repo, day__gte=since)}
-    series = []
+    series: list[dict[str, Any]] = []
     for i in range(days):
         day = since + timedelta(days=i)
         row = rows.get(day)

@@ -126,7 +126,7 @@ def bundle_object(request, key: str):
         response["Content-Range"] = f"bytes */{size}"
         return response
     first, last = wanted if wanted else (0, size - 1)
-    response = StreamingHttpResponse(
+    response = StreamingHttpResponse(  # type: ignore[assignment]
         _stream(fh, first, last - first + 1, rows[0].repository_id),
         status=206 if wanted else 200,
         content_type=CONTENT_TYPE,

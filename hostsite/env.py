@@ -6,7 +6,9 @@ refuses to start with a message an operator can act on (Saleor's settings do the
 
 from __future__ import annotations
 
+import ipaddress
 import os
+from typing import Any, cast, overload
 from urllib.parse import unquote, urlsplit
 
 import dj_database_url
@@ -16,6 +18,10 @@ TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off", ""}
 
 
+@overload
+def env_str(name: str, default: str, *, required: bool = False) -> str: ...
+@overload
+def env_str(name: str, default: None = None, *, required: bool = False) -> str | None: ...
 def env_str(name: str, default: str | None = None, *, required: bool = False) -> str | None:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -57,13 +63,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def database_config(url: str, *, name: str = "DATABASE_URL") -> dict:
+def database_config(url: str, *, name: str = "DATABASE_URL") -> dict[str, Any]:
     """A Django DATABASES entry for a sqlite:/// or postgres:// URL."""
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         # Connections are kept (per thread) as for PostgreSQL: opening the file and setting
         # WAL mode was most of the ~3 ms a request spent finding its repository.
-        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        # A TypedDict to dj_database_url; settings add keys of their own (OPTIONS, TEST).
+        config = cast("dict[str, Any]", dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
         if not config.get("NAME") or config["NAME"] == ":memory:":
             raise ImproperlyConfigured(
                 f"{name} must name a SQLite file, e.g. sqlite:////srv/hostsite/db.sqlite3"
@@ -82,7 +89,7 @@ def database_config(url: str, *, name: str = "DATABASE_URL") -> dict:
             raise ImproperlyConfigured(
                 f"{name} must name a database, e.g. postgres://user@host:5432/hostsite"
             )
-        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        config = cast("dict[str, Any]", dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
         return config
     raise ImproperlyConfigured(f"{name} must be a sqlite:/// or postgres:// URL, got scheme {scheme!r}")
 
@@ -120,13 +127,14 @@ def bundle_storage_config(url: str, endpoint_url: str | None) -> dict:
     raise ImproperlyConfigured(f"BUNDLE_STORAGE_URL must be a file:// or s3:// URL, got {url!r}")
 
 
-def cidr_url_table(value: str | None, *, name: str = "BUNDLE_BASE_URLS") -> list[tuple[object, str]]:
+def cidr_url_table(
+    value: str | None, *, name: str = "BUNDLE_BASE_URLS"
+) -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]]:
     """`CIDR=URL` pairs, separated by commas or whitespace, most specific first.
 
     hg.mozilla.org serves same-region S3 to EC2 clients and the CDN to everyone else; this is
     that table: the first network containing the client's address picks the base URL.
     """
-    import ipaddress
 
     table = []
     for item in (value or "").replace(",", " ").split():

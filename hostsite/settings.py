@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -29,7 +30,7 @@ VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
 DEBUG = env_bool("DEBUG", False)
 
-SECRET_KEY = env_str("SECRET_KEY")
+SECRET_KEY = env_str("SECRET_KEY") or ""
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -155,6 +156,7 @@ if env_bool("BEHIND_TLS_PROXY", False):
 # whichever process sees refs move. Files under VAR_DIR by default; CACHE_URL=redis://... in
 # production (see showwork/cache.py).
 CACHE_URL = env_str("CACHE_URL", "")
+CACHES: dict[str, dict[str, Any]]
 if CACHE_URL.startswith(("redis://", "rediss://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
 else:

@@ -196,7 +196,7 @@ _LS_REFS_MAX_ENTRIES = 512
 def ls_refs_prefixes(body: bytes) -> list[str] | None:
     """The ref-prefixes of a v2 `ls-refs` request that asks only about HEAD, branches and tags;
     None for any other request (another command, no prefix, other namespaces)."""
-    pos, payloads = 0, []
+    pos, payloads = 0, list[bytes | None]()
     while pos + 4 <= len(body):
         try:
             length = int(body[pos : pos + 4], 16)

@@ -84,7 +84,7 @@ def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | N
     if len(commits) != 1:
         return None
     sha = commits.pop()
-    return sha if view.object_visible(sha) else None
+    return sha if sha and view.object_visible(sha) else None
 
 
 def resolve_commit(path: Path, rev: str, view: View = EVERYTHING) -> str | None:

@@ -178,7 +178,7 @@ def _remove_repository(repo_id: int | None, *, mark=None) -> bool:
         with transaction.atomic():
             if mark is not None and not mark():
                 return False
-            if repo_id is None:
+            if repo_id is None or path is None:
                 return True
             RepositoryImport.objects.filter(repository_id=repo_id).update(repository=None)
             Repository.objects.filter(pk=repo_id).delete()
@@ -186,8 +186,8 @@ def _remove_repository(repo_id: int | None, *, mark=None) -> bool:
                 trashed = path.with_name(f".trash-{path.name}-{time.time_ns()}")
                 os.rename(path, trashed)
     except BaseException:
-        if trashed is not None and not path.exists():
-            os.rename(trashed, path)
+        if trashed is not None and not path.exists():  # type: ignore[union-attr]  # trashed implies a path
+            os.rename(trashed, path)  # type: ignore[arg-type]
         raise
     if trashed is not None:
         shutil.rmtree(trashed, ignore_errors=True)

@@ -126,7 +126,7 @@ class _Tracker:
 def run_import(import_id: int, sealed: str | None) -> Outcome:
     imp, restarting, outcome = _claim(import_id)
     if imp is None:
-        return outcome
+        return outcome  # type: ignore[return-value]  # set when imp is None
     tracker = _Tracker(imp)
     try:
         repo = _fetch(imp, sealed, tracker, restarting)
@@ -139,7 +139,7 @@ def run_import(import_id: int, sealed: str | None) -> Outcome:
             "The source's credentials could not be opened (the import waited too long, or the server's key "
             "changed); start the import again."
             if isinstance(exc, sealing.SealBroken)
-            else f"git failed: {fetching._reason(exc.stderr)}"
+            else f"git failed: {fetching._reason(exc.stderr)}"  # type: ignore[union-attr]  # ServiceError has .message
         )
         return _end(imp, ImportState.FAILED, reason)
     except Exception:

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 def purge_after(repo: Repository):
     """When a deleted repository becomes due for purge."""
-    return repo.deleted_at + timedelta(days=settings.REPOSITORY_DELETE_RETENTION_DAYS)
+    return repo.deleted_at + timedelta(days=settings.REPOSITORY_DELETE_RETENTION_DAYS)  # type: ignore[operator]  # asked of deleted repositories only
 
 
 @transaction.atomic

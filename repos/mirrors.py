@@ -247,7 +247,7 @@ def sync_mirror(mirror: Mirror) -> SyncResult:
     if not _claim(mirror.pk, now):
         return SyncResult("busy" if Mirror.objects.filter(pk=mirror.pk, enabled=True).exists() else "skipped")
     try:
-        mirror = Mirror.objects.select_related("repository__owner", "created_by").filter(pk=mirror.pk).first()
+        mirror = Mirror.objects.select_related("repository__owner", "created_by").filter(pk=mirror.pk).first()  # type: ignore[assignment]
         if mirror is None or mirror.repository.deleted_at is not None:
             return SyncResult("skipped")
         try:
@@ -260,7 +260,7 @@ def sync_mirror(mirror: Mirror) -> SyncResult:
             Mirror.objects.filter(pk=mirror.pk).update(next_sync_at=timezone.now() + BUSY_RETRY)
             return SyncResult("busy", error=exc.message)
         except (ServiceError, GitError) as exc:  # FetchFailed, SourceRefused, a git step
-            error = scrub(getattr(exc, "message", None) or f"git failed: {exc.stderr.strip()[-500:]}")
+            error = scrub(getattr(exc, "message", None) or f"git failed: {exc.stderr.strip()[-500:]}")  # type: ignore[union-attr]  # ServiceError has .message
             _record_failure(mirror, timezone.now(), error)
             return SyncResult("failed", error=error)
         _record_success(mirror, timezone.now())

@@ -86,7 +86,7 @@ def public_addresses(
         raise refuse(f"Cannot resolve {host}.") from None
     addresses = []
     for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         if not allow_private and not address.is_global:
             raise refuse(
                 f"{host} resolves to a non-public address ({address}); only public hosts can be fetched from."

@@ -52,7 +52,7 @@ def read_pkt(stream: BinaryIO) -> tuple[bytes, bytes | None]:
     if length < 4 or length > MAX_PKT_LEN:
         raise PktLineError(f"invalid pkt-line length {length}")
     payload = _read_exactly(stream, length - 4)
-    return header + payload, payload
+    return header + payload, payload  # type: ignore[operator]  # None only with allow_eof
 
 
 def _read_exactly(stream: BinaryIO, n: int, allow_eof: bool = False) -> bytes | None:

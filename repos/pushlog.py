@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db.models import Max, Q, QuerySet
 
@@ -302,6 +303,7 @@ def render(repo: Repository, query: Query, view: View = EVERYTHING) -> dict:
     entries = {}
     for push in pushes:
         shas = commits_by_push[push.pk]
+        changesets: list[dict[str, Any]] | list[str]
         if query.full:
             branch = _branch(refs_by_push[push.pk][0].ref) if refs_by_push[push.pk] else ""
             changesets = [

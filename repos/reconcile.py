@@ -125,6 +125,6 @@ def reconcile_repository(repo: Repository, *, settle: float = SETTLE_SECONDS) ->
         "recorded %d ref changes of %s found on disk without a record as push #%s",
         len(updates),
         repo.full_name,
-        push.pk,
+        push.pk,  # type: ignore[union-attr]  # set whenever a push was recorded
     )
-    return Reconciled("recorded", push.pk, len(updates))
+    return Reconciled("recorded", push.pk, len(updates))  # type: ignore[union-attr]

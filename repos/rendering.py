@@ -5,6 +5,7 @@ both escape or sanitize everything they emit."""
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 import markdown
@@ -14,6 +15,9 @@ from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:
+    from repos.browse import Entry
 
 MARKDOWN_NAMES = (".md", ".markdown", ".mdown", ".mkd")
 # README candidates in the order they are preferred, compared case-insensitively.
@@ -101,7 +105,7 @@ def is_markdown(name: str) -> bool:
     return name.lower().endswith(MARKDOWN_NAMES)
 
 
-def find_readme(entries) -> object | None:
+def find_readme(entries: list[Entry]) -> Entry | None:
     """The README among a directory's entries (blobs only), by README_NAMES order."""
     blobs = {e.name.lower(): e for e in entries if e.kind == "blob" and not e.is_link}
     return next((blobs[n] for n in README_NAMES if n in blobs), None)

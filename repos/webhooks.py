@@ -132,7 +132,7 @@ def deliveries_for_push(push_id: int) -> list[int]:
     hooks = Webhook.objects.filter(repository=push.repository, active=True)
     if push.touches_workspace:
         hooks = hooks.filter(include_workspaces=True)
-    hooks = list(hooks)
+    hooks = list(hooks)  # type: ignore[assignment]
     if not hooks:
         return []
     payload = payload_for(push)
@@ -148,7 +148,7 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
     The body is built now, from the push as it may be seen now; a push with nothing left to
     show is not sent, and the delivery fails for good (WITHHELD)."""
     hook = delivery.webhook
-    push = Push.objects.select_related("repository__owner").filter(pk=delivery.push_id).first()
+    push = Push.objects.select_related("repository__owner").filter(pk=delivery.push_id).first()  # type: ignore[misc]
     if push is not None:
         payload = payload_for(push)
         if payload is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -17,7 +19,7 @@ from reviews.models import COMMENT_MAX, DESCRIPTION_MAX, MergeStrategy, Proposal
 
 AUTHENTICATED = [Authenticated, TokenScope]
 # Generous input caps: the services give the precise message; these stop absurd bodies early.
-_TEXT = {"allow_blank": True, "trim_whitespace": False}
+_TEXT: dict[str, Any] = {"allow_blank": True, "trim_whitespace": False}
 
 
 class RevisionSerializer(serializers.Serializer):
@@ -75,7 +77,7 @@ class ProposalSerializer(serializers.Serializer):
 
     def get_approvals(self, proposal) -> list[dict]:
         rows = selectors.approvals(proposal, self._latest(proposal))
-        return ApprovalSerializer([r.__dict__ for r in rows], many=True).data
+        return ApprovalSerializer([r.__dict__ for r in rows], many=True).data  # type: ignore[return-value]  # many=True: a list
 
 
 class ProposalCreateSerializer(serializers.Serializer):

@@ -89,8 +89,8 @@ def proposal_new(request, owner: str, name: str):
         request.POST or None,
         initial={"source_ref": request.GET.get("ref"), "target_branch": repo.default_branch},
     )
-    form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]
-    form.fields["target_branch"].choices = [
+    form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]  # type: ignore[attr-defined]  # ChoiceFields
+    form.fields["target_branch"].choices = [  # type: ignore[attr-defined]
         (b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)
     ]
     if request.method == "POST" and form.is_valid():
@@ -203,7 +203,7 @@ def proposal_approve(request, owner: str, name: str, number: int):
     _repo, proposal = _proposal_or_404(request, owner, name, number)
     try:
         approval = services.proposal_approve(proposal=proposal, user=request.user)
-        messages.success(request, f"Approved revision {approval.revision.number}.")
+        messages.success(request, f"Approved revision {approval.revision.number}.")  # type: ignore[union-attr]  # a new approval has its revision
     except ServiceError as exc:
         messages.error(request, exc.message)
     return _back(proposal)

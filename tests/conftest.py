@@ -189,3 +189,14 @@ def world(live_server_url, tmp_path, git_home):
     from tests.pushers import World
 
     return World(live_server_url, tmp_path, git_home)
+
+
+# Fixtures that start the real web server or a Celery worker; `make test-fast` deselects the
+# tests that use them (-m "not live") without each test file having to remember the marker.
+LIVE_FIXTURES = frozenset({"live_web", "live_server_url", "celery_worker_process"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if LIVE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.live)

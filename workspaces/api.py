@@ -91,7 +91,7 @@ class WorkspaceDetailView(APIView):
             "state": selectors.state_of(flags),
             "ref_count": len(refs),
             "next": paginator.get_next_link(),
-            "refs": [r.__dict__ for r in browse.with_counts(repo, page)],
+            "refs": [r.__dict__ for r in browse.with_counts(repo, page or [])],
         }
         return Response(WorkspaceDetailSerializer(data).data)
 

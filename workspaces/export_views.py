@@ -46,7 +46,7 @@ def _download(request, export_id: int):
         open(path, "rb"),  # noqa: SIM115 - FileResponse closes it
         content_type="application/x-git-bundle",
         as_attachment=True,
-        filename=f"{export.repository.name}-{request.user.username}.bundle",
+        filename=f"{export.repository.name}-{request.user.username}.bundle",  # type: ignore[union-attr]
     )
     response["Cache-Control"] = "private, no-store"
     return response

@@ -28,6 +28,8 @@ and site bans. Maintainers cannot moderate.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.dispatch import Signal
 
@@ -101,7 +103,7 @@ def _change_flags(
     reason = check_action(actor, repo, action, reason)
     with repository_lock(repo.pk, purpose=f"moderation {action}"), transaction.atomic():
         ws = locked_workspace(repo, user)
-        before = ws.flags
+        before: dict[str, Any] = ws.flags
         # A freeze over a ban's freeze still counts: it makes the freeze the moderator's.
         if all(before[name] == value for name, value in flags.items()) and not (
             flags.get("frozen") and ws.frozen_by_ban
@@ -125,7 +127,7 @@ def _change_flags(
         if "frozen" in flags:
             ws.frozen_by_ban = False
         ws.save(update_fields=[*flags, "frozen_by_ban"])
-        before, after = dict(before), ws.flags
+        before, after = dict(before), dict[str, Any](ws.flags)
         if move:
             before["refs"] = moved
             after["refs"] = {move[1] + ref[len(move[0]) :]: oid for ref, oid in moved.items()}

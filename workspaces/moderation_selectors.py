@@ -29,7 +29,7 @@ def with_flags(reports) -> list[Report]:
         ):
             rows[(ws.repository_id, ws.user_id)] = ws
     for report in reports:
-        ws = rows.get((report.repository_id, report.target_user_id))
+        ws = rows.get((report.repository_id, report.target_user_id))  # type: ignore[assignment]
         report.flags = ws.flags if ws else dict.fromkeys(FLAGS, False)
         report.flag_labels = ws.flag_labels if ws else []
     return reports

@@ -54,11 +54,11 @@ def run_action(*, action: str, acting_user, username: str, reason: str, repo=Non
     if user is None:
         raise NotFound(f"No user {username!r}.")
     if action in SITE_ACTIONS:
-        entry = SITE_ACTIONS[action](user=user, acting_user=acting_user, reason=reason)
+        entry = SITE_ACTIONS[action](user=user, acting_user=acting_user, reason=reason)  # type: ignore[index]  # a StrEnum key
     elif action in ACTIONS:
         if repo is None:
             raise InvalidInput("Name the repository.", fields={"repository": ["This field is required."]})
-        entry = ACTIONS[action](repo=repo, user=user, acting_user=acting_user, reason=reason)
+        entry = ACTIONS[action](repo=repo, user=user, acting_user=acting_user, reason=reason)  # type: ignore[index]  # a StrEnum key
     else:
         raise InvalidInput(f"Unknown action {action!r}.", fields={"action": ["Unknown action."]})
     if report_id:

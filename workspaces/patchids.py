@@ -20,7 +20,7 @@ def _patch_ids(repo_path: Path, diff: bytes) -> list[tuple[str, str]]:
     if not diff.strip():
         return []
     out = run_git(["patch-id", "--stable"], repo=repo_path, input=diff).text
-    return [tuple(line.split()) for line in out.splitlines() if line.strip()]
+    return [tuple(line.split()) for line in out.splitlines() if line.strip()]  # type: ignore[misc]  # two fields a line
 
 
 def of_commits(repo_path: Path, shas: Iterable[str]) -> dict[str, str]:

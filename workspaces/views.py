@@ -46,7 +46,7 @@ def workspace_user(request, owner: str, name: str, username: str, *, status: int
         {
             "repo": repo,
             "username": username,
-            "refs": browse.with_counts(repo, page.object_list),
+            "refs": browse.with_counts(repo, list(page.object_list)),
             "page": page,
             "state": row.state if row else "active",
             "flag_labels": row.flag_labels if row else [],

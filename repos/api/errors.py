@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
@@ -17,7 +19,7 @@ from repos.errors import ServiceError
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
-    body = {"code": code, "message": message}
+    body: dict[str, Any] = {"code": code, "message": message}
     if fields:
         body["fields"] = fields
     return {"error": body}

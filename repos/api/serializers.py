@@ -191,7 +191,7 @@ class PushSerializer(serializers.Serializer):
     commits = serializers.SerializerMethodField()
 
     def get_refs(self, obj) -> list[dict]:
-        return RefUpdateSerializer(obj.ref_updates.all(), many=True).data
+        return RefUpdateSerializer(obj.ref_updates.all(), many=True).data  # type: ignore[return-value]  # many=True: a list
 
     def get_commits(self, obj) -> list[str]:
         return [c.sha for c in obj.commits.all()]

@@ -35,5 +35,7 @@ def get_user(username: str) -> User:
 def subparser(subparsers, name: str, help_text: str, command: BaseCommand):
     # Django's CommandParser turns argument errors into CommandError instead of SystemExit.
     return subparsers.add_parser(
-        name, help=help_text, called_from_command_line=command._called_from_command_line
+        name,
+        help=help_text,
+        called_from_command_line=command._called_from_command_line,  # type: ignore[attr-defined]
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
@@ -28,7 +29,7 @@ class User(AbstractUser):
     display_name = models.CharField(max_length=100, blank=True)
     bio = models.TextField(max_length=1000, blank=True)
 
-    objects = HostsiteUserManager()
+    objects: ClassVar[HostsiteUserManager] = HostsiteUserManager()  # type: ignore[assignment]
 
     class Meta:
         constraints = [models.UniqueConstraint(Lower("username"), name="user_username_ci_unique")]
