@@ -8,6 +8,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -32,7 +33,7 @@ class GitHTTPError(Exception):
 class Pusher:
     """Who is talking to git, decided by the view before git starts."""
 
-    user: object | None
+    user: Any  # repos.models.User, None for anonymous
     role: Role | None
     can_read: bool = True
 
@@ -54,7 +55,7 @@ def parse_git_protocol(value: str | None) -> str | None:
 
 
 def wants_v2(protocol: str | None) -> bool:
-    return bool(protocol) and "version=2" in protocol.split(":")
+    return protocol is not None and "version=2" in protocol.split(":")
 
 
 def repository_dir(repo: Repository) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from django.conf import settings
 
@@ -51,7 +51,7 @@ class GzipReader:
         return out
 
 
-def spool(stream: BinaryIO, *, limit: int, what: str) -> BinaryIO:
+def spool(stream: BinaryIO | GzipReader, *, limit: int, what: str) -> BinaryIO:
     """Copy a stream into a temporary file (memory up to 1 MiB), at most `limit` bytes."""
     spooled = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 - returned
     total = 0
@@ -65,7 +65,7 @@ def spool(stream: BinaryIO, *, limit: int, what: str) -> BinaryIO:
             raise GitHTTPError(413, f"{what} is larger than {limit // (1024 * 1024)} MiB")
         spooled.write(chunk)
     spooled.seek(0)
-    return spooled
+    return cast(BinaryIO, spooled)
 
 
 @dataclass(frozen=True)

@@ -205,6 +205,6 @@ def membership_remove(*, repo: Repository, user: User, actor: User | None = None
             action=Action.MEMBER_REMOVE,
             repository=repo,
             target_user=user,
-            detail={"from": Role(role).label},
+            detail={"from": Role(role).label if role is not None else ""},
         )
     return bool(deleted)

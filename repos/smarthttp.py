@@ -100,7 +100,7 @@ def advertise(
     if service == "receive-pack" and (shown := advertisement.shown_prefixes(config)) is not None:
         # A pusher shown a few namespaces: listed by prefix, without reading every ref.
         body = advertisement.write(path, shown, _with_limits(service, config), protocol)
-    elif service == "upload-pack" and wants_v2(protocol):
+    elif service == "upload-pack" and protocol is not None and wants_v2(protocol):
         # v2 lists no refs here: the same capabilities for every request with this config.
         body = advertisement.upload_pack_v2(path, config, protocol)
     if body is not None:
@@ -171,7 +171,7 @@ def rpc(
             # listens, so it can be told if the record has to wait for the replay.
             return b"" if recording.attempt() else f"{push_spool.DELAYED_MESSAGE}\n".encode()
 
-        def on_exit(returncode: int, _sent: int) -> None:
+        def on_exit(returncode: int, sent: int) -> None:
             # Also when the client left before the end: the push happened all the same. A
             # push git rejected spooled nothing and records nothing.
             recording.attempt()
@@ -185,7 +185,7 @@ def rpc(
         config = [*objectcheck.git_config("receive", objectcheck.repository_overrides(repo)), *config]
     if service == "upload-pack":
 
-        def on_exit(_returncode: int, sent: int) -> None:
+        def on_exit(returncode: int, sent: int) -> None:
             # The origin's share of clone and fetch traffic, for the offload figure.
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
 

@@ -101,6 +101,8 @@ def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, s
     options cannot be refused after the fact, so over-long text is cut, not rejected."""
     title = wanted.get("title", "")[:TITLE_MAX]
     description = wanted.get("description")
+    if push.pusher is None:  # options come with a signed-in push only
+        return
     if description is not None:
         description = description.replace("\\n", "\n")[:DESCRIPTION_MAX]
     for ref, branch in targets_of(push).items():

@@ -242,6 +242,7 @@ def proposal_merge(
                 raise GitError(["update-ref", ref], swapped.returncode, swapped.stderr)
             if attempt == 2:
                 raise TargetMoved(f"{proposal.target_branch} moved while merging (a push landed); try again.")
+        assert old is not None  # the loop leaves only after a swap from an existing tip
         with transaction.atomic():
             push = push_record(repo=repo, pusher=user, updates=[Update(old, new, ref)], protocol="web")
             Proposal.objects.filter(pk=proposal.pk).update(

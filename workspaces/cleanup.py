@@ -13,6 +13,7 @@ ref. All of it runs under the repository's lock (repos.locking), as merges and m
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from datetime import timedelta
@@ -110,7 +111,8 @@ def archive_landed(
         created = ArchivedRef.objects.bulk_create(rows)
         for row in created:
             transaction.on_commit(
-                lambda row=row: workspace_ref_archived.send(
+                functools.partial(
+                    workspace_ref_archived.send,
                     sender=ArchivedRef,
                     repository_id=repo.pk,
                     ref=row.ref,
