@@ -1,4 +1,4 @@
-"""Settings, all from the environment (see the table in README.md).
+"""Settings, all from the environment (see docs/configuration.md).
 
 Embedded defaults (SQLite, kombu's filesystem broker, bundles on disk) live under VAR_DIR so
 that `make run` works on a fresh machine; production chooses PostgreSQL, Redis and S3 through
@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from hostsite.celery_config import beat_schedule, broker_transport
 from hostsite.env import (
     broker_url,
     bundle_storage_config,
@@ -175,41 +176,11 @@ BROKER_DIR = VAR_DIR / "broker"
 # hostsite.fsbroker keeps a fetched message in its consumer's folder until the ack, and
 # hostsite.redisbroker renews the visibility timeout of messages a live worker holds.
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    # kombu's filesystem transport: producers write into data_folder_out, consumers read
-    # data_folder_in, so one shared folder makes a single-machine queue.
-    CELERY_BROKER_TRANSPORT = "hostsite.fsbroker:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "processing_folder": str(BROKER_DIR / "processing"),
-        # Messages of a dead worker on this machine go back within this many seconds; a
-        # worker on another machine sharing the folder counts as dead after the lease.
-        "recover_interval": 5,
-        "consumer_lease": CELERY_VISIBILITY_TIMEOUT,
-        "store_processed": False,
-        # The worker polls the folder; at kombu's default of 1 s, with prefetch 1 and late acks,
-        # it took one task a second, so a backlog (a push queues indexing, cleanup, bundles and
-        # maintenance) delayed everything behind it. Listing a folder 10 times a second is free.
-        "polling_interval": 0.1,
-    }
-elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # A message of a dead worker is redelivered once its visibility timeout passes. Stock
-    # kombu, that timeout had to exceed the longest task (Read the Docs re-ran 1-hour builds
-    # when it did not), so redelivery took 6 hours; live workers renew theirs every tenth of it
-    # (hostsite.redisbroker), so it is a lease: a few minutes, whatever a task's length.
-    CELERY_BROKER_TRANSPORT = "hostsite.redisbroker:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
-        "unacked_restore_interval": max(1, CELERY_VISIBILITY_TIMEOUT // 10),
-        "unacked_restore_throttle": 1,
-    }
-    if CELERY_BROKER_URL.startswith("rediss://"):
-        import ssl
-
-        # Named explicitly because the transport is: kombu's rediss:// default skips verification.
-        CELERY_BROKER_USE_SSL = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+CELERY_BROKER_TRANSPORT, CELERY_BROKER_TRANSPORT_OPTIONS, _broker_ssl = broker_transport(
+    CELERY_BROKER_URL, BROKER_DIR, CELERY_VISIBILITY_TIMEOUT
+)
+if _broker_ssl:
+    CELERY_BROKER_USE_SSL = _broker_ssl
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "hostsite")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -219,36 +190,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE = {
-    "schedule-maintenance": {
-        "task": "repos.tasks.schedule_maintenance",
-        "schedule": timedelta(minutes=env_int("MAINTENANCE_SCHEDULE_MINUTES", 60, minimum=1)),
-    },
-    "expire-archived-refs": {
-        "task": "workspaces.tasks.expire_archived_refs",
-        "schedule": timedelta(hours=1),
-    },
-    "purge-deleted-repositories": {
-        "task": "repos.tasks.purge_deleted_repositories",
-        "schedule": timedelta(hours=1),
-    },
-    "schedule-bundle-builds": {
-        "task": "bundles.tasks.schedule_bundle_builds",
-        "schedule": timedelta(minutes=env_int("BUNDLE_SCHEDULE_MINUTES", 15, minimum=1)),
-    },
-    "schedule-mirror-syncs": {
-        "task": "repos.tasks.schedule_mirror_syncs",
-        "schedule": timedelta(seconds=env_int("MIRROR_SCHEDULE_SECONDS", 60, minimum=5)),
-    },
-    "replay-spooled-pushes": {
-        "task": "repos.tasks.replay_spooled_pushes",
-        "schedule": timedelta(minutes=1),
-    },
-    "schedule-push-reconciliation": {
-        "task": "repos.tasks.schedule_push_reconciliation",
-        "schedule": timedelta(minutes=env_int("PUSH_RECONCILE_MINUTES", 60, minimum=1)),
-    },
-}
+CELERY_BEAT_SCHEDULE = beat_schedule()
 
 # Pushes are spooled here by post-receive until recorded (repos.push_spool); a file younger than
 # the grace period is left to the web process that may still be recording it, unless that
