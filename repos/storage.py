@@ -27,7 +27,7 @@ HOOKS_SOURCE = Path(__file__).resolve().parent / "hooks"
 HOOK_NAMES = ("pre-receive", "post-receive")
 # Modules the hooks import, installed beside them: the push policy (the git access backends',
 # repos.gitaccess) and the ref update every hook and policy reads.
-HOOK_MODULES = ("policy.py", "updates.py")
+HOOK_MODULES = ("policy.py", "updates.py", "refnames.py")
 
 # Configuration every hosted repository gets. Why each:
 REPO_CONFIG = {
@@ -81,7 +81,8 @@ def install_hooks() -> Path:
     sources.update(gitaccess.extra_hooks())
     files = {name: f"#!{sys.executable} -IS\n" + source.read_text() for name, source in sources.items()}
     files["policy.py"] = gitaccess.policy_source().read_text()
-    files["updates.py"] = (HOOKS_SOURCE / "updates.py").read_text()
+    for module in ("updates.py", "refnames.py"):
+        files[module] = (HOOKS_SOURCE / module).read_text()
     for name, text in files.items():
         path = target / name
         if not path.exists() or path.read_text() != text:

@@ -15,7 +15,7 @@ from django import template
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
-from repos.hooks.policy import INVISIBLE
+from repos.hooks.refnames import INVISIBLE
 
 register = template.Library()
 

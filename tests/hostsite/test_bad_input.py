@@ -166,7 +166,7 @@ def test_both_policies_refuse_invisible_characters(ref):
 
 
 def test_the_two_policies_share_one_table():
-    assert workspace_policy.INVISIBLE == default_policy.INVISIBLE
+    assert workspace_policy.INVISIBLE is default_policy.INVISIBLE
     assert 0x202E in default_policy.INVISIBLE and ord("a") not in default_policy.INVISIBLE
 
 

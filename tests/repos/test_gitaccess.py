@@ -144,9 +144,9 @@ def test_installed_hook_modules_import_alone():
     hooks = storage.install_hooks()
     assert (hooks / "policy.py").read_text() == gitaccess.policy_source().read_text()
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import policy, updates\n"
+        "import sys; sys.path.insert(0, sys.argv[1]); import policy, refnames, updates\n"
         "assert 'repos' not in sys.modules and 'django' not in sys.modules\n"
-        "assert policy.Update is updates.Update\n"
+        "assert policy.Update is updates.Update and policy.INVISIBLE is refnames.INVISIBLE\n"
         "u = updates.Update('a' * 40, '0' * 40, 'refs/users/bob/x')\n"
         "print(policy.decide_all(role='reader', pusher='alice', updates=[u], rules=policy.rules_from_env({}),"
         " is_ancestor=None, workspace_ref_count=None))\n"

@@ -59,6 +59,7 @@ def test_created_repository_layout_and_configuration(settings):
         assert imported_modules((storage.hooks_dir() / module).read_text()) <= {
             "__future__",
             "updates",
+            "refnames",
             "repos",
         }
     assert run_git(["symbolic-ref", "HEAD"], repo=path).text.strip() == "refs/heads/main"

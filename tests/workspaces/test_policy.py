@@ -138,11 +138,12 @@ def test_policy_module_is_standalone():
     tree = ast.parse(Path(module.__file__).read_text())
     imported = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    # updates.py is installed beside it; the project's copy is only the web process's fallback.
-    assert imported <= {"__future__", "updates", "repos"}
+    # updates.py and refnames.py are installed beside it; the project's copies are only the web
+    # process's fallback.
+    assert imported <= {"__future__", "updates", "refnames", "repos"}
     fallback = next(n for n in tree.body if isinstance(n, ast.Try))
     assert fallback.handlers[0].type.id == "ImportError"
-    assert [n.module for n in fallback.handlers[0].body] == ["repos.hooks.updates"]
+    assert [n.module for n in fallback.handlers[0].body] == ["repos.hooks.refnames", "repos.hooks.updates"]
 
 
 def test_rules_round_trip_through_the_environment():
