@@ -30,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from repos import enqueue, mirror_sync, netguard, selectors, signals
+from repos import enqueue, locking, mirror_sync, netguard, selectors, signals
 from repos.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from repos.git import GitError
 from repos.locking import RepositoryBusy
@@ -243,9 +243,15 @@ class SyncResult:
 def sync_mirror(mirror: Mirror) -> SyncResult:
     """Bring the upstream's branches and tags, record what moved; on failure move nothing, note
     why and back off. One sync at a time per mirror; the claim is always released."""
+    if not Mirror.objects.filter(pk=mirror.pk, enabled=True).exists():
+        return SyncResult("skipped")
+    # The exclusion is the repository's mirror claim (repos.locking): it dies with its holder.
+    held = locking.claim("mirror", mirror.repository_id)
+    if held is None:
+        return SyncResult("busy")
     now = timezone.now()
-    if not _claim(mirror.pk, now):
-        return SyncResult("busy" if Mirror.objects.filter(pk=mirror.pk, enabled=True).exists() else "skipped")
+    # A record for the pages ("syncing") and the scheduler; the claim above excludes.
+    Mirror.objects.filter(pk=mirror.pk).update(claimed_at=now)
     try:
         mirror = Mirror.objects.select_related("repository__owner", "created_by").filter(pk=mirror.pk).first()  # type: ignore[assignment]
         if mirror is None or mirror.repository.deleted_at is not None:
@@ -269,19 +275,7 @@ def sync_mirror(mirror: Mirror) -> SyncResult:
         return SyncResult("synced" if synced.push_id else "unchanged", synced.push_id, objects=synced.objects)
     finally:
         Mirror.objects.filter(pk=mirror.pk, claimed_at=now).update(claimed_at=None)
-
-
-def _claim(mirror_id: int, now: datetime) -> bool:
-    """Take the mirror for one sync (conditional UPDATE); a claim older than
-    MIRROR_STALE_CLAIM belongs to a sync that died and is taken over. The release matches on
-    this claim's time, so a sync that outlived its claim cannot free its successor's."""
-    stale = now - settings.MIRROR_STALE_CLAIM
-    return (
-        Mirror.objects.filter(pk=mirror_id, enabled=True)
-        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
-        .update(claimed_at=now)
-        == 1
-    )
+        held.release()
 
 
 def _record_success(mirror: Mirror, now: datetime) -> None:

@@ -18,6 +18,7 @@ from tests.factories import RepositoryFactory
 from tests.gitutil import git, make_history
 from tests.live import free_port
 from tests.repos.mirrorsupport import XSS, capture_enqueued, make_people, refs_of
+from tests.repos.test_locking import holding, process_env
 
 pytestmark = pytest.mark.django_db
 
@@ -146,15 +147,15 @@ def test_a_local_sync_takes_branches_tags_and_the_upstream_default_branch(local)
     assert push.commits.count() == 4 and push.protocol == "mirror" and push.pusher is None
 
 
-def test_claims_busy_stale_paused_and_deleted(local, settings):
+def test_claims_busy_dead_paused_and_deleted(local, settings, tmp_path):
     mirror = local["mirror"]
-    Mirror.objects.filter(pk=mirror.pk).update(claimed_at=timezone.now())
-    assert mirrors.sync_mirror(mirror).outcome == "busy"
+    settings.VAR_DIR = tmp_path
+    code = f"from repos import locking; held = locking.claim('mirror', {mirror.repository_id})"
+    with holding(process_env(tmp_path), code):
+        assert mirrors.sync_mirror(mirror).outcome == "busy"
     assert refs_of(local["repo"].disk_path) == {}
-    # A claim older than MIRROR_STALE_CLAIM belongs to a sync that died: taken over, then released.
-    Mirror.objects.filter(pk=mirror.pk).update(
-        claimed_at=timezone.now() - settings.MIRROR_STALE_CLAIM - timedelta(minutes=1)
-    )
+    # The holder was killed: its claim went with it, and the record it left does not stop a sync.
+    Mirror.objects.filter(pk=mirror.pk).update(claimed_at=timezone.now())
     assert mirrors.sync_mirror(mirror).outcome == "synced"
     assert Mirror.objects.get(pk=mirror.pk).claimed_at is None
     Mirror.objects.filter(pk=mirror.pk).update(enabled=False)
