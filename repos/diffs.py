@@ -248,6 +248,7 @@ def _parse(raw: bytes, max_files: int, max_file_lines: int, cut: bool) -> tuple[
     too_many = False
     for line in raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n"):
         if hunk is not None and (old_left > 0 or new_left > 0 or line.startswith(b"\\")):
+            assert current is not None  # a hunk belongs to the file it follows
             # Inside a hunk the counts say where it ends: a deleted line "-- x" is content.
             tag, text = line[:1], line[1:].decode("utf-8", "replace")
             if tag == b"+":

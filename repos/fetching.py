@@ -22,7 +22,7 @@ from django.conf import settings
 
 from repos import objectcheck
 from repos.errors import ImportFailed
-from repos.git import GitError, run_git, stream_git
+from repos.git import GitError, piped, run_git, stream_git
 from repos.netguard import Source
 
 POLL_SECONDS = 0.25
@@ -230,7 +230,7 @@ class _StderrReader(threading.Thread):
         # while it waits on a silent server), and stream_git closes git's end when the fetch
         # ends; this thread must neither block that close nor read a closed file. It ends when
         # the last writer goes (a stopped fetch's reader may outlive the fetch: a daemon).
-        self._fd = os.dup(proc.stderr.fileno())
+        self._fd = os.dup(piped(proc.stderr).fileno())
         self._echo = echo
         self._chunks: list[bytes] = []
         self._partial = ""

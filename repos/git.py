@@ -8,6 +8,7 @@ _run_git_command, Weblate's RepositoryException).
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from django.conf import settings
 
@@ -138,6 +140,13 @@ def popen_git(
     )
 
 
+def piped(stream: IO[bytes] | None) -> IO[bytes]:
+    """A child's pipe that the caller asked for (subprocess types every pipe as Optional)."""
+    if stream is None:
+        raise ValueError("this stream of git was not opened as a pipe")
+    return stream
+
+
 class GitStream:
     """A running git whose output the caller streams (stream_git): its pipes are the caller's to
     read and write, its end is not."""
@@ -149,16 +158,17 @@ class GitStream:
         self.timed_out = False
 
     @property
-    def stdin(self):
-        return self.proc.stdin
+    def stdin(self) -> IO[bytes]:
+        return piped(self.proc.stdin)
 
     @property
-    def stdout(self):
-        return self.proc.stdout
+    def stdout(self) -> io.BufferedReader:
+        # Popen buffers a piped stdout (bufsize -1): read1() returns what is there.
+        return cast(io.BufferedReader, piped(self.proc.stdout))
 
     @property
-    def stderr(self):
-        return self.proc.stderr
+    def stderr(self) -> IO[bytes]:
+        return piped(self.proc.stderr)
 
     def _expire(self) -> None:
         if self.proc.poll() is None:

@@ -18,6 +18,8 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
+from repos.git import piped
+
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
@@ -38,7 +40,7 @@ class Feeder(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        stdin = self.proc.stdin
+        stdin = piped(self.proc.stdin)
         try:
             if self.prefix:
                 stdin.write(self.prefix)

@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from repos import archive, browse, compare, rendering
-from repos.git import popen_git
+from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
 from repos.views import repo_or_404
@@ -198,7 +198,7 @@ def raw(request, owner: str, name: str, spec: str):
         stdin=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    head = proc.stdout.read(8000)
+    head = piped(proc.stdout).read(8000)
     ext = os.path.splitext(entry.name.lower())[1]
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", display(entry.name)) or "file"
     if not browse.is_binary(head):
