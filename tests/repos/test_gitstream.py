@@ -16,6 +16,10 @@ from repos.git import popen_git, run_git
 from repos.gitstream import Feeder, GitProcessResponse
 from tests.gitutil import make_history
 
+# Closing a response sends Django's request_finished, which closes the thread's old database
+# connections: allowed only to tests that may touch the database.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def repo(tmp_path, git_home) -> tuple[Path, str]:
