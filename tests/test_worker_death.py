@@ -26,6 +26,7 @@ from repos.models import Push
 from tests import live
 from tests.bundles.conftest import add_commits
 from tests.factories import RepositoryFactory
+from tests.support.wait import wait_until
 from workspaces.models import ArchivedRef
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -176,7 +177,7 @@ class Workers:
             self.logs,
         )
         self.started.append(worker)
-        wait_until(lambda: worker.logged("ready."), why=worker.log, alive=worker)
+        wait_until(lambda: worker.logged("ready."), timeout=90, what=worker.log, alive=worker)
         return worker
 
     def arm(self, name: str) -> None:
@@ -184,7 +185,7 @@ class Workers:
 
     def paused_pid(self, name: str) -> int:
         marker = self.pauses / name
-        wait_until(lambda: marker.exists() and marker.read_text(), why=self.log)
+        wait_until(lambda: marker.exists() and marker.read_text(), timeout=90, what=self.log)
         return int(marker.read_text())
 
     def kill_paused_in_turn(self, *names: str) -> None:
@@ -196,7 +197,7 @@ class Workers:
             return [n for n in pending if (self.pauses / n).exists() and (self.pauses / n).read_text()]
 
         while pending:
-            wait_until(lambda: paused(), why=self.log)
+            wait_until(lambda: paused(), timeout=90, what=self.log)
             for name in paused():
                 os.kill(int((self.pauses / name).read_text()), signal.SIGKILL)
                 pending.remove(name)
@@ -214,17 +215,6 @@ def workers(broker, tmp_path):
     workers = Workers(broker, tmp_path)
     yield workers
     workers.stop()
-
-
-def wait_until(predicate, *, timeout=90.0, why=lambda: "", alive=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if alive is not None and alive.proc.poll() is not None:
-            break
-        time.sleep(0.2)
-    raise AssertionError(f"condition not met within {timeout}s\n{why()}")
 
 
 def merged_workspace(world):
@@ -293,10 +283,14 @@ def test_main_process_killed_mid_task(broker, workers, world, git_home, tmp_path
     # What `make run` does next: its pool processes, orphaned mid-task, go too.
     with contextlib.suppress(ProcessLookupError):
         os.killpg(doomed.proc.pid, signal.SIGKILL)
-    wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in (build_pid, cleanup_pid)))
+    wait_until(
+        lambda: not any(Path(f"/proc/{pid}").exists() for pid in (build_pid, cleanup_pid)),
+        timeout=90,
+        what="the killed worker's children to exit",
+    )
 
     workers.start(concurrency=1)
-    wait_until(lambda: all_done(world, push, (first, second)), why=workers.log)
+    wait_until(lambda: all_done(world, push, (first, second)), timeout=90, what=workers.log)
     assert_built_once_after_death(first)
     assert build_history(second) == [BuildState.SUCCEEDED]
     assert_cleaned_once(world, push, ref)
@@ -316,7 +310,7 @@ def test_pool_process_killed_mid_task(broker, workers, world, git_home, tmp_path
     broker.send("workspaces.tasks.cleanup_after_push", push.pk)
     workers.kill_paused_in_turn(f"build-{repo.pk}", f"cleanup-{push.pk}")
 
-    wait_until(lambda: all_done(world, push, (repo,)), why=workers.log)
+    wait_until(lambda: all_done(world, push, (repo,)), timeout=90, what=workers.log)
     assert worker.proc.poll() is None  # the same worker, with new pool processes, ran them again
     assert "Worker exited prematurely: signal 9 (SIGKILL)" in worker.log()
     assert_built_once_after_death(repo)

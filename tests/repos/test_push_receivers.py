@@ -7,7 +7,6 @@ build queued)."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from reviews.models import Proposal
 from tests import live
 from tests.crashing_app.apps import CRASH
 from tests.pushers import World
+from tests.support.wait import wait_until
 from workspaces.models import Workspace
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -38,13 +38,6 @@ def crashes(web) -> tuple[int, int]:
     return log.count("Error calling crash in Signal.send_robust()"), log.count(f"RuntimeError: {CRASH}")
 
 
-def eventually(check, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while not (value := check()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return value
-
-
 def test_a_crashing_receiver_breaks_neither_the_push_nor_the_others(
     crashing_web, celery_worker_process, tmp_path, git_home
 ):
@@ -56,14 +49,24 @@ def test_a_crashing_receiver_breaks_neither_the_push_nor_the_others(
     assert "delayed" not in result.stderr  # recorded at once, not left for the replay
 
     pushes = Push.objects.filter(repository=world.repo).order_by("pk")
-    assert eventually(lambda: pushes.count() == 2)
+    wait_until(lambda: pushes.count() == 2, timeout=60, what="both pushes recorded")
     assert pushes.last().pusher_name == "alice"
-    assert eventually(lambda: crashes(crashing_web) >= (2, 2))
+    wait_until(lambda: crashes(crashing_web) >= (2, 2), timeout=60, what="the crashes logged")
     assert crashes(crashing_web) == (2, 2), crashing_web.log()  # once per push, with its traceback
 
-    proposal = eventually(lambda: Proposal.objects.filter(repository=world.repo).first())
+    proposal = wait_until(
+        lambda: Proposal.objects.filter(repository=world.repo).first(), timeout=60, what="the proposal opened"
+    )
     assert proposal is not None and proposal.title == "Still proposed"
     assert proposal.revisions.get().head_sha == head
-    assert eventually(lambda: Workspace.objects.filter(repository=world.repo, user=alice.user).exists())
+    wait_until(
+        lambda: Workspace.objects.filter(repository=world.repo, user=alice.user).exists(),
+        timeout=60,
+        what="alice's Workspace row",
+    )
     # The seeding push moved main: the bundles receiver's task queued a (debounced) build.
-    assert eventually(lambda: QUEUED_BUILD.search(celery_worker_process.log_path.read_text()))
+    wait_until(
+        lambda: QUEUED_BUILD.search(celery_worker_process.log_path.read_text()),
+        timeout=60,
+        what="the bundle build queued",
+    )

@@ -22,6 +22,7 @@ from tests import live
 from tests.pushers import World
 from tests.repos import push_support
 from tests.repos.push_support import pushes_of, spooled_files
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 spool = push_support.spool  # the fixture
@@ -160,7 +161,7 @@ def test_a_web_worker_killed_before_recording_leaves_the_spool_file_for_the_repl
 
     # Its writer is gone (once the kernel has finished with it): replayed at once, grace
     # period or not.
-    assert wait_until_dead(killed[0])
+    wait_until(lambda: gone_or_zombie(killed[0]), timeout=10, what=f"process {killed[0]} to die")
     assert push_spool.replay() == push_spool.ReplayResult(recorded=1)
     [push] = pushes_of(world)[before:]
     assert [(u.ref, u.new) for u in push.ref_updates.all()] == [("refs/heads/main", new)]
@@ -168,13 +169,8 @@ def test_a_web_worker_killed_before_recording_leaves_the_spool_file_for_the_repl
     live.wait_for_http(own_web.url + "/")  # gunicorn replaced the worker
 
 
-def wait_until_dead(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z":
-                return True
-        except OSError:
-            return True
-        time.sleep(0.02)
-    return False
+def gone_or_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.test import Client
 
 from reviews.models import Proposal
 from tests.browser import chromium_page, shot
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -37,21 +36,18 @@ def test_a_push_invalidates_the_cached_graph(celery_worker_process, busy):
         return client.get("/owner/project/work.txt")
 
     # Cached once the worker has caught up with the fixture's pushes.
-    assert eventually(lambda: served()["X-Showwork-Cache"] == "hit")
+    wait_until(lambda: served()["X-Showwork-Cache"] == "hit", timeout=30, what="a cached Work page")
     first = served()
     assert "alice one" in first.content.decode() and "bob's nameless work" in first.content.decode()
     alice = busy.users["alice"]
     alice.commit("alice three", name="alice.txt")
     assert alice.push("HEAD:refs/users/alice/feature").returncode == 0
-    after = eventually(lambda: (response := served())["X-Showwork-Cache"] == "miss" and response)
+    after = wait_until(
+        lambda: (response := served())["X-Showwork-Cache"] == "miss" and response,
+        timeout=30,
+        what="the Work page recomputed after the push",
+    )
     assert after and "alice three" in after.content.decode()
-
-
-def eventually(check, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not (value := check()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return value
 
 
 @pytest.fixture
