@@ -140,7 +140,9 @@ def test_a_hung_holder_keeps_the_lock_but_its_run_fails_with_its_lease(built_rep
         # Not covered any more, but the live holder keeps the lock.
         assert services.bundles_build(repo=built_repo, requested_at=requested).status == "busy"
     # Killed: this request runs (and finds the bundles up to date).
-    wait_until(lambda: not locking.is_claimed(built_repo.pk), timeout=10, what="the killed holder's lock to go")
+    wait_until(
+        lambda: not locking.is_claimed(built_repo.pk), timeout=10, what="the killed holder's lock to go"
+    )
     assert services.bundles_build(repo=built_repo, requested_at=requested).detail == "bundles are up to date"
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostsite import processes
+from tests.support.wait import wait_until
 
 PY = sys.executable
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -60,16 +61,11 @@ def test_stop_kills_what_is_left_of_the_group(tmp_path):
         "time.sleep(60)\n"
     )
     child = processes.Child("leader", [PY, "-c", script], env=ENV, log_path=tmp_path / "leader.log")
-    deadline = time.monotonic() + 20
-    while not child.log().strip() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: child.log().strip(), timeout=20, what="the leader to log its child's pid")
     grandchild = int(child.log().split()[0])
     assert _alive(grandchild)
     child.stop(2)
-    deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    wait_until(lambda: not _alive(grandchild), timeout=5, what="the stopped group's grandchild to exit")
 
 
 def test_supervisor_restarts_with_doubling_backoff(tmp_path):

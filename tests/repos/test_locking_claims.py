@@ -4,7 +4,6 @@ kind and repository, and gone with a holder killed by SIGKILL, on either databas
 from __future__ import annotations
 
 import os
-import time
 import zlib
 
 import pytest
@@ -12,6 +11,7 @@ from django.db import connection
 
 from repos import locking
 from tests.repos.test_locking import holding, process_env
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -26,11 +26,7 @@ def child_env(settings, tmp_path):
 
 def claim_within(kind: str, repo_id: int, seconds: float = 10.0) -> locking.Claim:
     """The claim, once free: a killed holder's PostgreSQL session ends a moment after it."""
-    deadline = time.monotonic() + seconds
-    while (held := locking.claim(kind, repo_id)) is None:
-        assert time.monotonic() < deadline, f"{kind} {repo_id} still held"
-        time.sleep(0.05)
-    return held
+    return wait_until(lambda: locking.claim(kind, repo_id), timeout=seconds, what=f"{kind} {repo_id} free")
 
 
 def test_a_claim_excludes_other_processes_and_dies_with_its_holder(child_env):

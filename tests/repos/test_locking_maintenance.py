@@ -4,7 +4,6 @@ its record (maintenance_claimed_at) keeping the scheduler away only while it may
 from __future__ import annotations
 
 import shutil
-import time
 from datetime import timedelta
 
 import pytest
@@ -16,6 +15,7 @@ from repos.maintenance import maintain_repository, repositories_due_for_maintena
 from repos.models import Repository
 from tests.factories import RepositoryFactory
 from tests.repos.test_locking import holding, process_env
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -39,9 +39,10 @@ def test_a_killed_run_is_taken_over_and_rescheduled_after_its_record_expires(set
     stale = timezone.now() - settings.MAINTENANCE_STALE_CLAIM - timedelta(minutes=1)
     Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=stale)
     assert repo.pk in due()
-    deadline = time.monotonic() + 10  # a killed holder's PostgreSQL session ends a moment after it
-    while locking.is_claimed("maintenance", repo.pk) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # A killed holder's PostgreSQL session ends a moment after it.
+    wait_until(
+        lambda: not locking.is_claimed("maintenance", repo.pk), timeout=10, what="the killed run's lock to go"
+    )
     assert maintain_repository(repo).ran
     repo.refresh_from_db()
     assert repo.maintenance_claimed_at is None and repo.last_maintained_at is not None

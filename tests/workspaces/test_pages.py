@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
 from repos.git import run_git
+from tests.support.wait import wait_until
 from workspaces.models import Workspace
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -31,11 +30,10 @@ def busy(world):
 
 def rows_followed(world, *names: str) -> bool:
     """The worker recorded the pushes on their users' Workspace rows (workspaces.tasks)."""
-    deadline = time.monotonic() + 30
     rows = Workspace.objects.filter(repository=world.repo, user__username__in=names)
-    while rows.count() < len(names) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return rows.count() == len(names)
+    return wait_until(
+        lambda: rows.count() == len(names), timeout=30, what=f"Workspace rows for {', '.join(names)}"
+    )
 
 
 def test_workspaces_tab_lists_users(celery_worker_process, busy):
