@@ -215,10 +215,15 @@ def test_owner_sees_and_restores_from_the_page_and_the_api(world, alice_work):
 
 def test_the_task_runs_after_a_push_in_a_real_worker(world, alice_work, celery_worker_process):
     land(world, ("merge", "--ff-only", "--quiet", "FETCH_HEAD"))
+    # The worker deletes the ref in git first and records the ArchivedRef row just after, so
+    # wait for both: the ref gone from git and its record committed.
     wait_until(
-        lambda: "refs/users/alice/feature" not in world.refs(),
+        lambda: (
+            "refs/users/alice/feature" not in world.refs()
+            and ArchivedRef.objects.filter(ref="refs/users/alice/feature").exists()
+        ),
         timeout=60,
-        what="cleanup to archive refs/users/alice/feature",
+        what="cleanup to archive refs/users/alice/feature and record it",
         alive=celery_worker_process,
     )
     assert ArchivedRef.objects.get(ref="refs/users/alice/feature").how == "merged"
