@@ -16,6 +16,11 @@ class WorkspaceSettings(models.Model):
     ref_limit = models.PositiveIntegerField(
         null=True, blank=True, help_text="Refs per user; empty: site default"
     )
+    branch_pushes_to_workspace = models.BooleanField(
+        default=True,
+        help_text="Branch pushes by contributors go to their workspace: `git push origin my-fix` by "
+        "someone without write access lands in refs/users/<them>/my-fix.",
+    )
     delete_merged_refs = models.BooleanField(
         default=True,
         help_text="Delete workspace refs once their work is on a branch (restorable for a while).",

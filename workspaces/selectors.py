@@ -39,6 +39,7 @@ def rules_for(repo: Repository) -> Rules:
             RepositoryBan.objects.filter(repository=repo).values_list("user__username", flat=True)
         ),
         mirror=Mirror.objects.filter(repository=repo, enabled=True).exists(),
+        map_branches=ws.branch_pushes_to_workspace,
     )
 
 

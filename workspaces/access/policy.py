@@ -43,6 +43,7 @@ class Rules:
         "default_branch",
         "frozen",
         "maintainers_edit_workspaces",
+        "map_branches",
         "mirror",
         "protected",
         "ref_limit",
@@ -59,6 +60,7 @@ class Rules:
         banned=frozenset(),
         mirror=False,
         taken_down=frozenset(),
+        map_branches=False,
     ):
         self.default_branch = default_branch
         # branch -> whether an admin allowed force-pushes to it
@@ -72,6 +74,8 @@ class Rules:
         self.mirror = bool(mirror)
         # workspaces under legal hold: nobody adds to them, admins included
         self.taken_down = frozenset(taken_down)
+        # branch pushes by those without write access go to their workspace (proc-receive)
+        self.map_branches = bool(map_branches)
 
     def __eq__(self, other):
         return isinstance(other, Rules) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
@@ -93,6 +97,7 @@ class Rules:
             "HOSTSITE_BANNED": ",".join(sorted(self.banned)),
             "HOSTSITE_MIRROR": "1" if self.mirror else "0",
             "HOSTSITE_TAKEN_DOWN": ",".join(sorted(self.taken_down)),
+            "HOSTSITE_MAP_BRANCHES": "1" if self.map_branches else "0",
         }
 
     @classmethod
@@ -115,6 +120,7 @@ class Rules:
             banned=frozenset(u for u in (env.get("HOSTSITE_BANNED") or "").split(",") if u),
             mirror=env.get("HOSTSITE_MIRROR") == "1",
             taken_down=frozenset(u for u in (env.get("HOSTSITE_TAKEN_DOWN") or "").split(",") if u),
+            map_branches=env.get("HOSTSITE_MAP_BRANCHES") == "1",
         )
 
 
