@@ -8,61 +8,23 @@ import pytest
 
 from repos.errors import InvalidInput, NotFound
 from repos.models import Push, RefUpdate
-from tests.workspaces.webedit_support import NON_UTF8, Scene, build_seed
+from tests.workspaces.webedit_support import (
+    NON_UTF8,
+    assert_nothing_happened,
+    assert_only_changed,
+    blob_id,
+    edit,
+    request,
+)
+
+# The fixtures, by name (pytest finds them in the module).
+from tests.workspaces.webedit_support import scene as scene
+from tests.workspaces.webedit_support import seed as seed
+from tests.workspaces.webedit_support import small_limit as small_limit
 from workspaces.webedit import service
-from workspaces.webedit.types import EditRequest, FileChange
+from workspaces.webedit.types import FileChange
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def seed(tmp_path_factory):
-    return build_seed(tmp_path_factory.mktemp("webedit-seed"))
-
-
-@pytest.fixture(autouse=True)
-def _small_limit(settings):
-    settings.WEB_EDIT_MAX_BYTES = 2048
-
-
-@pytest.fixture
-def scene(seed, git_home) -> Scene:
-    return Scene(seed, git_home)
-
-
-def blob_id(scene: Scene, path: str, rev: str = "refs/heads/main") -> str:
-    return scene.git("rev-parse", f"{rev}:{path}").strip()
-
-
-def request(scene: Scene, *changes: FileChange, user=None, **kwargs) -> EditRequest:
-    fields = {
-        "repository": scene.repo,
-        "user": user or scene.alice,
-        "base_ref": "main",
-        "base_commit": scene.main,
-        "changes": changes,
-        "message": "Edit on the web",
-        "name": "web-edit",
-        "host": "git.example.org:8443",
-    }
-    fields.update(kwargs)
-    return EditRequest(**fields)
-
-
-def edit(scene: Scene, path: str, content: bytes, **kwargs) -> EditRequest:
-    return request(scene, FileChange("edit", path, content, blob_id(scene, path, scene.main)), **kwargs)
-
-
-def assert_only_changed(scene: Scene, before: str, after: str, changed: set[bytes]) -> None:
-    old, new = scene.entries(before), scene.entries(after)
-    assert {k: v for k, v in old.items() if k not in changed} == {
-        k: v for k, v in new.items() if k not in changed
-    }
-
-
-def assert_nothing_happened(scene: Scene, refs: dict[str, str]) -> None:
-    assert scene.refs() == refs
-    assert not Push.objects.filter(repository=scene.repo).exists()
 
 
 # --- editable ----------------------------------------------------------------------------------

@@ -10,10 +10,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from repos import services as repo_services
-from repos.models import Role
+from repos.models import Push, Role
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
+from workspaces.webedit.types import EditRequest, FileChange
 
 BIG = 3000  # bytes: over the limit the tests set (WEB_EDIT_MAX_BYTES = 2048)
 NON_UTF8 = b"caf\xe9.txt"
@@ -147,3 +150,54 @@ class Scene:
         # Fetched into the repository, as a push would land it, without the platform's hooks.
         self.git("fetch", "--quiet", str(work), "+HEAD:refs/heads/main")
         return self.refs()["refs/heads/main"]
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory):
+    return build_seed(tmp_path_factory.mktemp("webedit-seed"))
+
+
+@pytest.fixture(autouse=True)
+def small_limit(settings):
+    settings.WEB_EDIT_MAX_BYTES = 2048
+
+
+@pytest.fixture
+def scene(seed, git_home) -> Scene:
+    return Scene(seed, git_home)
+
+
+def blob_id(scene: Scene, path: str, rev: str = "refs/heads/main") -> str:
+    return scene.git("rev-parse", f"{rev}:{path}").strip()
+
+
+def request(scene: Scene, *changes: FileChange, user=None, **kwargs) -> EditRequest:
+    fields = {
+        "repository": scene.repo,
+        "user": user or scene.alice,
+        "base_ref": "main",
+        "base_commit": scene.main,
+        "changes": changes,
+        "message": "Edit on the web",
+        "name": "web-edit",
+        "host": "git.example.org:8443",
+    }
+    fields.update(kwargs)
+    return EditRequest(**fields)
+
+
+def edit(scene: Scene, path: str, content: bytes, **kwargs) -> EditRequest:
+    return request(scene, FileChange("edit", path, content, blob_id(scene, path, scene.main)), **kwargs)
+
+
+def assert_only_changed(scene: Scene, before: str, after: str, changed: set[bytes]) -> None:
+    old, new = scene.entries(before), scene.entries(after)
+    assert {k: v for k, v in old.items() if k not in changed} == {
+        k: v for k, v in new.items() if k not in changed
+    }
+
+
+def assert_nothing_happened(scene: Scene, refs: dict[str, str]) -> None:
+    """No ref moved and no push was recorded."""
+    assert scene.refs() == refs
+    assert not Push.objects.filter(repository=scene.repo).exists()
