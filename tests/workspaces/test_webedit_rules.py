@@ -20,6 +20,7 @@ from tests.workspaces.webedit_support import assert_nothing_happened, blob_id, e
 from tests.workspaces.webedit_support import scene as scene
 from tests.workspaces.webedit_support import seed as seed
 from tests.workspaces.webedit_support import small_limit as small_limit
+from workspaces import moderation
 from workspaces.models import RepositoryBan, Workspace, WorkspaceSettings
 from workspaces.webedit import service
 from workspaces.webedit.types import FileChange
@@ -177,6 +178,21 @@ def test_the_ref_limit_applies(scene):
     with pytest.raises(Forbidden) as caught:
         service.commit_changes(edit(scene, "README.md", README, name="second"))
     assert "already holds 1 refs, the limit" in caught.value.message
+
+
+def test_work_taken_down_cannot_be_built_on(scene, monkeypatch):
+    run_followers(monkeypatch)
+    taken = service.commit_changes(edit(scene, "README.md", README))
+    staff = UserFactory(username="staff", is_staff=True)
+    moderation.do_take_down_workspace(repo=scene.repo, user=scene.alice, acting_user=staff, reason="DMCA")
+    refs = scene.refs()
+    change = FileChange("edit", "crlf.txt", b"x\n", blob_id(scene, "crlf.txt", taken.commit))
+    with pytest.raises(Forbidden) as caught:  # a new ref on top of it would publish it again
+        service.commit_changes(
+            request(scene, change, user=scene.bob, base_ref=taken.ref, base_commit=taken.commit)
+        )
+    assert caught.value.code == "content_taken_down"
+    assert scene.refs() == refs
 
 
 # --- proposals' refs ---------------------------------------------------------------------------
