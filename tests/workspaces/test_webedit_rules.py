@@ -81,6 +81,25 @@ def test_editing_on_an_own_workspace_ref_follows_it(scene):
     assert Push.objects.get(pk=second.push_id).ref_updates.get().old == first.commit
 
 
+@pytest.mark.parametrize("target", ["workspace", "branch"])
+def test_a_push_landing_while_committing_wins(scene, monkeypatch, target):
+    """Pushes do not take the repository's lock: one may move the ref between the check and
+    the swap. The swap then fails and nothing of the edit lands."""
+    ref = "refs/heads/main" if target == "branch" else "refs/users/maint/web-edit"
+    pushed = scene.git("commit-tree", f"{scene.main}^{{tree}}", "-p", scene.main, "-m", "pushed").strip()
+
+    def push_meanwhile(repo, ref_, old, new):
+        assert ref_ == ref
+        scene.git("update-ref", ref, pushed)
+
+    monkeypatch.setattr(service, "before_swap", push_meanwhile)
+    with pytest.raises(Conflict) as caught:
+        service.commit_changes(edit(scene, "README.md", README, user=scene.maint, target=target))
+    assert "moved while committing" in caught.value.message
+    assert scene.refs()[ref] == pushed
+    assert not Push.objects.exists()
+
+
 def test_an_existing_ref_name_is_not_overwritten(scene):
     first = service.commit_changes(edit(scene, "README.md", README))
     refs = scene.refs()
@@ -89,6 +108,16 @@ def test_an_existing_ref_name_is_not_overwritten(scene):
     assert caught.value.code == "ref_exists" and "edit-crlf" in caught.value.message
     assert scene.refs() == refs and Push.objects.filter(repository=scene.repo).count() == 1
     assert scene.refs()[first.ref] == first.commit
+
+
+def test_a_name_blocked_by_another_ref_is_refused(scene):
+    service.commit_changes(edit(scene, "README.md", README, name="topic/one"))
+    refs = scene.refs()
+    for name in ("topic", "topic/one/deeper"):
+        with pytest.raises(InvalidInput) as caught:
+            service.commit_changes(edit(scene, "README.md", README, name=name))
+        assert "another ref's name is in the way" in caught.value.message
+    assert scene.refs() == refs and Push.objects.count() == 1
 
 
 # --- who may -----------------------------------------------------------------------------------

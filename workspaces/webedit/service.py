@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
@@ -217,6 +218,14 @@ def _proposal_url(repo, ref: str, base_ref: str) -> str:
     return f"{url}?{urlencode({'ref': ref, 'target': target})}"
 
 
+def _before_swap(repo, ref: str, old: str, new: str) -> None:
+    """A seam between building the commit and moving the ref (tests move the ref here, as a
+    push landing at that moment would: pushes do not take the repository's lock)."""
+
+
+before_swap: Callable[..., None] = _before_swap
+
+
 def commit_changes(req: EditRequest) -> EditResult:
     """Commit the changes and move the target ref, recorded as a push; see the module's doc."""
     repo, user = req.repository, req.user
@@ -257,6 +266,7 @@ def commit_changes(req: EditRequest) -> EditResult:
         old = current or zero_like(new)
         update = Update(old, new, ref)
         _check_policy(repo, user, role, update)
+        before_swap(repo, ref, old, new)
         if not RefTransaction(path).update(ref, new, old=old).try_commit():
             if _value(repo, ref) != current:
                 raise Conflict(f"{shown(ref)} moved while committing (a push landed): reload and try again.")
