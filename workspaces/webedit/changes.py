@@ -105,7 +105,9 @@ def plan(
         for prefix in paths.prefixes(c.raw):
             entry = at_parent.get(prefix)
             if entry is not None and not entry.is_tree:
-                raise Conflict(f"{paths.from_bytes(prefix)!r} became a file meanwhile: reload the page.")
+                raise Conflict(
+                    f"{shown(paths.from_bytes(prefix))!r} became a file meanwhile: reload the page."
+                )
         planned[c.raw] = _new_entry(repo, c, before)
     return planned
 

@@ -3,11 +3,11 @@ No working tree and no index: `hash-object -w --stdin` for the new contents, `mk
 tree on the way from a changed entry to the root, `commit-tree` for the commit.
 
 mktree rather than `read-tree` into a temporary index: the index canonicalises every entry of
-the whole tree on the way back (a legacy mode such as 100664 becomes 100644, a zero-padded
-`040000` tree mode loses its zero), so an edit of one file of an old history would rewrite
-entries it never touched. Here only the trees on the changed paths are written again, and
-their other entries are copied as they are (symbolic links, submodules, names that are not
-UTF-8, legacy modes).
+the whole tree on the way back (a legacy mode such as 100664 becomes 100644), so an edit of
+one file of an old history would rewrite trees it never touched. Here only the trees on the
+changed paths are written again, every other tree stays the same object, and the rewritten
+trees' other entries keep their modes as stored (symbolic links, submodules, names that are
+not UTF-8, legacy modes; only a zero-padded `040000` loses its zero, which mktree drops).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Entry:
 
     @property
     def type(self) -> str:
-        """ "blob", "tree" or "commit" (a submodule), as mktree wants it."""
+        """The type mktree wants beside the mode: blob, tree, or commit (a submodule)."""
         return "tree" if self.is_tree else "commit" if self.mode == "160000" else "blob"
 
     @property
