@@ -8,6 +8,7 @@ from __future__ import annotations
 from repos.gitaccess import BaseGitAccess, GitRequest
 from repos.siteurl import repository_url
 from reviews.models import Proposal, ProposalState
+from workspaces.selectors import workspace_settings
 
 WRITERS = ("maintainer", "admin")
 # Open proposals of a pusher's workspace passed to the hook for a nameless push, whose ref
@@ -53,6 +54,14 @@ def proposals_env(req: GitRequest, username: str) -> str:
     return "\n".join(lines)
 
 
+def mapped_branches(req: GitRequest) -> int:
+    """How many branch pushes proc-receive maps to the workspace (it prints a line for each)."""
+    branches = sum(1 for _old, _new, ref in req.commands if ref.startswith("refs/heads/"))
+    if not branches or req.role in WRITERS:
+        return 0
+    return branches if workspace_settings(req.repository).branch_pushes_to_workspace else 0
+
+
 class ReviewAccess(BaseGitAccess):
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         env = {}
@@ -66,4 +75,5 @@ class ReviewAccess(BaseGitAccess):
             env["HOSTSITE_NEXT_URL"] = base
             env["HOSTSITE_NEXT_BRANCH"] = repo.default_branch
             env["HOSTSITE_NEXT_PROPOSALS"] = proposals_env(req, req.user.username)
+            env["HOSTSITE_NEXT_MAPPED"] = str(mapped_branches(req))
         return env

@@ -208,14 +208,18 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
                 ref, new, base, workspace, targets.get(ref, default), proposals.get(ref), ref in targets
             )
         )
-    # proc-receive printed one line per nameless ref already.
-    budget = max(2, budget - len(targets))
+    # proc-receive printed one line per nameless ref, and one per branch push it mapped.
+    mapped = env.get("HOSTSITE_NEXT_MAPPED", "")
+    budget = max(1, budget - len(targets) - (int(mapped) if mapped.isdigit() else 0))
     out: list = []
     for i, block in enumerate(blocks):
         more = len(blocks) - i - 1
         room = budget - len(out) - (1 if more else 0)
         if room <= 0 or (out and len(block) > room):
-            out.append(f"hostsite: and {len(blocks) - i} more: {workspace}")
+            rest = len(blocks) - i
+            out.append(
+                f"hostsite: and {rest} more: {workspace}" if out else f"hostsite: {rest} refs: {workspace}"
+            )
             break
         out += block[:room]
     return out

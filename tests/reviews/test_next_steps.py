@@ -48,6 +48,26 @@ def test_direct_push_names_the_page_and_the_proposal_to_open(world):
     assert form.initial["description"] == "It said hello twice."
 
 
+def test_branch_push_mapped_to_the_workspace_says_the_same(world):
+    alice = world.add("alice")
+    alice.git("checkout", "--quiet", "-b", "my-fix", check=True)
+    alice.commit("fix")
+    result = alice.git("push", alice.remote, "my-fix")
+    assert result.returncode == 0, result.stderr
+    base = f"http://{world.host}/owner/project"
+    assert hints(result) == [
+        "hostsite: refs/heads/my-fix landed in refs/users/alice/my-fix",
+        f"hostsite: my-fix: {base}/workspaces/alice/my-fix",
+        f"hostsite: open a proposal: {base}/proposals/new?ref=refs/users/alice/my-fix&target=main",
+    ]
+    # Several mapped branches: proc-receive's lines and ours make four.
+    for name in ("b1", "b2", "b3"):
+        alice.git("branch", name, check=True)
+    result = alice.git("push", alice.remote, "b1", "b2", "b3")
+    assert result.returncode == 0, result.stderr
+    assert hints(result)[3:] == [f"hostsite: 3 refs: {base}/workspaces/alice"]
+
+
 def test_links_follow_the_host_the_push_reached(world):
     alice = world.add("alice")
     alice.commit("work")

@@ -61,3 +61,14 @@ def test_proposal_lines_come_from_the_environment():
     assert (
         lines[3] == "hostsite: proposal #8 is at this commit already: http://h/o/p/proposals/8 (revision 1)"
     )
+
+
+def test_lines_proc_receive_printed_for_mapped_branches_count_too():
+    refs = [f"refs/users/alice/b{i}" for i in range(3)]
+    # Three mapped branch pushes: proc-receive printed three lines, one is left: the summary.
+    assert steps(refs, env={**ENV, "HOSTSITE_NEXT_MAPPED": "3"}) == [
+        "hostsite: 3 refs: http://h/o/p/workspaces/alice"
+    ]
+    # One: its "landed in" line and two of ours.
+    assert len(steps(refs[:1], env={**ENV, "HOSTSITE_NEXT_MAPPED": "1"})) == 2
+    assert len(steps(refs[:1], env={**ENV, "HOSTSITE_NEXT_MAPPED": "x"})) == 2
