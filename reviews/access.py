@@ -71,7 +71,9 @@ class ReviewAccess(BaseGitAccess):
             # What post-receive prints to a push that carried options (git shows it as `remote:`).
             listed = f"{base}/proposals" if base else f"/{repo.owner.username}/{repo.name}/proposals"
             env["HOSTSITE_PUSH_OPTIONS_NOTICE"] = f"proposals opened with -o title=... are listed at {listed}"
-        if base and req.user is not None and lands_in_workspace(req):
+        # Only a push over HTTP has a terminal to print to (web merges and edits judge their
+        # updates with the same hook environment, and have no client).
+        if base and req.client is not None and req.user is not None and lands_in_workspace(req):
             env["HOSTSITE_NEXT_URL"] = base
             env["HOSTSITE_NEXT_BRANCH"] = repo.default_branch
             env["HOSTSITE_NEXT_PROPOSALS"] = proposals_env(req, req.user.username)
