@@ -193,30 +193,29 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
         if option.startswith("hostsite.for="):
             ref, _, branch = option[len("hostsite.for=") :].partition(" ")
             targets[ref] = branch or default
-    proposals = open_proposals(env)
-    workspace = f"{base}/workspaces/{quote(pusher)}"
-    blocks = []
+    moved = []
     for line in data.splitlines():
         parts = line.split(" ", 2)
         if len(parts) != 3 or not parts[2].startswith(own) or len(parts[2]) == len(own):
             continue
         old, new, ref = parts
-        if old == new or not new.strip("0"):
-            continue  # deleted, or not moved: nothing to look at
-        blocks.append(
-            ref_steps(
-                ref, new, base, workspace, targets.get(ref, default), proposals.get(ref), ref in targets
-            )
-        )
+        if old != new and new.strip("0"):  # not deleted, and moved
+            moved.append((ref, new))
+    if not moved:
+        return []
+    proposals = open_proposals(env)
+    workspace = f"{base}/workspaces/{quote(pusher)}"
     # proc-receive printed one line per nameless ref, and one per branch push it mapped.
     mapped = env.get("HOSTSITE_NEXT_MAPPED", "")
     budget = max(1, budget - len(targets) - (int(mapped) if mapped.isdigit() else 0))
     out: list = []
-    for i, block in enumerate(blocks):
-        more = len(blocks) - i - 1
-        room = budget - len(out) - (1 if more else 0)
+    for i, (ref, new) in enumerate(moved):
+        block = ref_steps(
+            ref, new, base, workspace, targets.get(ref, default), proposals.get(ref), ref in targets
+        )
+        room = budget - len(out) - (1 if i + 1 < len(moved) else 0)
         if room <= 0 or (out and len(block) > room):
-            rest = len(blocks) - i
+            rest = len(moved) - i
             out.append(
                 f"hostsite: and {rest} more: {workspace}" if out else f"hostsite: {rest} refs: {workspace}"
             )
