@@ -19,6 +19,7 @@ from repos import browse as repo_browse
 from repos import rendering
 from repos.compare import compare
 from repos.errors import ServiceError
+from repos.git import GitError
 from repos.views import form_error, repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
@@ -90,11 +91,15 @@ def _prefill(request, repo, refs, branches) -> dict:
         initial["target_branch"] = target
     wanted = request.GET.get("ref")
     chosen = next((r for r in refs if wanted in (r.ref, r.name)), None)
-    if chosen is not None:
+    if chosen is None:
+        return initial
+    initial["source_ref"] = chosen.ref
+    try:
         commit = repo_browse.commit_detail(repo.disk_path, chosen.sha)
-        initial["source_ref"] = chosen.ref
-        initial["title"] = commit.subject[:TITLE_MAX]
-        initial["description"] = commit.body[:DESCRIPTION_MAX]
+    except (GitError, IndexError):
+        return initial  # a ref at a blob or tree, say: no commit to take a title from
+    initial["title"] = commit.subject[:TITLE_MAX]
+    initial["description"] = commit.body[:DESCRIPTION_MAX]
     return initial
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from repos.git import run_git
 from repos.pushes import Update, push_record
 from reviews import services
 from reviews.models import Proposal, ProposalState
@@ -86,6 +87,12 @@ def test_new_proposal_form_is_prefilled_from_the_query_and_the_commit(scene):
         assert page.status_code == 200, query
         initial = page.context["form"].initial
         assert initial == {"target_branch": "main"}, query
+    # A ref at a blob: chosen, but there is no commit to take a title from.
+    blob = run_git(["hash-object", "-w", "--stdin"], repo=scene.bare, input=b"x\n").stdout.decode().strip()
+    run_git(["update-ref", "refs/users/alice/blob", blob], repo=scene.bare)
+    page = alice.get("/owner/project/proposals/new?ref=refs/users/alice/blob")
+    assert page.status_code == 200
+    assert page.context["form"].initial == {"target_branch": "main", "source_ref": "refs/users/alice/blob"}
 
 
 def test_list_and_detail_show_everything_escaped(scene):
