@@ -11,7 +11,7 @@ from repos.gitaccess import GitClient
 
 
 def site_base(client: GitClient | None) -> str:
-    """ "https://host/" (always one trailing slash), or "" when neither is known."""
+    """The base, "https://host/" (one trailing slash), or "" when neither is known."""
     base = settings.SITE_URL or (client.base_url if client is not None else "")
     return base.rstrip("/") + "/" if base else ""
 

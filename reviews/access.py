@@ -5,15 +5,17 @@ the hook never reaches the database."""
 
 from __future__ import annotations
 
+from django.db.models import OuterRef, Subquery
+
 from repos.gitaccess import BaseGitAccess, GitRequest
 from repos.siteurl import repository_url
-from reviews.models import Proposal, ProposalState
+from reviews.models import Proposal, ProposalRevision, ProposalState
 from workspaces.selectors import workspace_settings
 
 WRITERS = ("maintainer", "admin")
 # Open proposals of a pusher's workspace passed to the hook for a nameless push, whose ref
-# names only proc-receive learns: the newest ones (a proposal beyond them is announced as
-# one to open, which its page then says exists).
+# names only proc-receive learns: the newest ones (for a ref beyond them the hook offers to
+# open a proposal, and the form then says the ref is already proposed).
 MAX_PROPOSALS = 200
 
 
@@ -45,13 +47,16 @@ def proposals_env(req: GitRequest, username: str) -> str:
             nameless = True
     rows = Proposal.objects.filter(repository=req.repository, state=ProposalState.OPEN)
     rows = rows.filter(source_ref__startswith=own) if nameless else rows.filter(source_ref__in=exact)
-    lines = []
-    for proposal in rows.order_by("-number").prefetch_related("revisions")[:MAX_PROPOSALS]:
-        revisions = list(proposal.revisions.all())
-        latest = max(revisions, key=lambda r: r.number) if revisions else None
-        number, head = (latest.number, latest.head_sha) if latest else (0, "-")
-        lines.append(f"{proposal.number} {number} {head} {proposal.source_ref}")
-    return "\n".join(lines)
+    latest = ProposalRevision.objects.filter(proposal=OuterRef("pk")).order_by("-number")
+    rows = rows.annotate(
+        revision=Subquery(latest.values("number")[:1]), head=Subquery(latest.values("head_sha")[:1])
+    )
+    return "\n".join(
+        f"{number} {revision or 0} {head or '-'} {ref}"
+        for number, revision, head, ref in rows.order_by("-number").values_list(
+            "number", "revision", "head", "source_ref"
+        )[:MAX_PROPOSALS]
+    )
 
 
 def mapped_branches(req: GitRequest) -> int:
