@@ -136,6 +136,24 @@ def test_two_refs_fit_and_many_are_summarised(world):
     ]
 
 
+def test_nameless_push_advancing_a_proposed_head_names_the_proposal(world):
+    alice = world.add("alice")
+    sha = alice.commit("part one")
+    assert alice.push("HEAD:refs/for/main").returncode == 0
+    ref = f"refs/users/alice/main/{sha[:12]}"
+    proposal = services.proposal_open(
+        repo=world.repo, user=alice.user, source_ref=ref, target_branch="main", title="P"
+    )
+    alice.commit("part two")
+    result = alice.push("HEAD:refs/for/main")
+    assert result.returncode == 0, result.stderr
+    url = f"http://{world.host}/owner/project/proposals/{proposal.number}"
+    assert hints(result)[2:] == [
+        f"hostsite: proposal #{proposal.number} updated: {url} (revision 2)",
+        f"hostsite: push to it again: git push origin HEAD:{ref}",
+    ]
+
+
 def test_many_refs_stay_within_four_lines(world):
     alice = world.add("alice")
     alice.commit("work")
