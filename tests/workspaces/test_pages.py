@@ -48,6 +48,7 @@ def test_user_workspace_shows_refs_ahead_behind(busy):
     page = Client().get("/owner/project/workspaces/alice").content.decode()
     assert "<code>feature</code>" in page
     assert "<td>2</td><td>1</td>" in page  # 2 ahead, 1 behind main
+    assert 'href="/owner/project/workspaces/alice.bundle"' in page
 
 
 def test_ref_page_shows_commits_and_escaped_diff(busy):
