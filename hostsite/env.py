@@ -127,6 +127,19 @@ def bundle_storage_config(url: str, endpoint_url: str | None) -> dict:
     raise ImproperlyConfigured(f"BUNDLE_STORAGE_URL must be a file:// or s3:// URL, got {url!r}")
 
 
+def site_url(value: str | None, *, name: str = "SITE_URL") -> str:
+    """The site's public base URL, "https://git.example.org/" (a path prefix kept), or "" when
+    unset: then links for clients (git's `remote:` lines) use the host the request reached."""
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must be an http:// or https:// URL without query, got {value!r}")
+    if any(ord(c) <= 0x20 or ord(c) >= 0x7F for c in value):
+        raise ImproperlyConfigured(f"{name} must be printable ASCII, got {value!r}")
+    return value.rstrip("/") + "/"
+
+
 def cidr_url_table(
     value: str | None, *, name: str = "BUNDLE_BASE_URLS"
 ) -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]]:

@@ -24,6 +24,7 @@ from hostsite.env import (
     env_int,
     env_list,
     env_str,
+    site_url,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -43,6 +44,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 HOST = env_str("HOST", "127.0.0.1")
 PORT = env_int("PORT", 8000, minimum=1, maximum=65535)
+# Absolute links printed to git clients; unset: built from the request's host.
+SITE_URL = site_url(env_str("SITE_URL"))
 
 REPO_ROOT = Path(env_str("REPO_ROOT", str(VAR_DIR / "repos"))).resolve()
 

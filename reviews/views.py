@@ -19,6 +19,7 @@ from repos import browse as repo_browse
 from repos import rendering
 from repos.compare import compare
 from repos.errors import ServiceError
+from repos.git import GitError
 from repos.views import form_error, repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
@@ -80,15 +81,34 @@ class ProposalForm(forms.Form):
     )
 
 
+def _prefill(request, repo, refs, branches) -> dict:
+    """The form's initial values from `?ref=<full ref>&target=<branch>` (the link a push
+    prints): a ref of the user's own workspace, an existing branch, and the title and
+    description from the ref's tip commit. Anything else in the query is ignored."""
+    initial = {"target_branch": repo.default_branch}
+    target = request.GET.get("target")
+    if target in branches:
+        initial["target_branch"] = target
+    wanted = request.GET.get("ref")
+    chosen = next((r for r in refs if wanted in (r.ref, r.name)), None)
+    if chosen is None:
+        return initial
+    initial["source_ref"] = chosen.ref
+    try:
+        commit = repo_browse.commit_detail(repo.disk_path, chosen.sha)
+    except (GitError, IndexError):
+        return initial  # a ref at a blob or tree, say: no commit to take a title from
+    initial["title"] = commit.subject[:TITLE_MAX]
+    initial["description"] = commit.body[:DESCRIPTION_MAX]
+    return initial
+
+
 @login_required
 def proposal_new(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     refs = ws_browse.user_refs(repo, request.user.username)
     branches = [r.name for r in repo_browse.refs(repo.disk_path) if r.kind == "branch"]
-    form = ProposalForm(
-        request.POST or None,
-        initial={"source_ref": request.GET.get("ref"), "target_branch": repo.default_branch},
-    )
+    form = ProposalForm(request.POST or None, initial=_prefill(request, repo, refs, branches))
     form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]  # type: ignore[attr-defined]  # ChoiceFields
     form.fields["target_branch"].choices = [  # type: ignore[attr-defined]
         (b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)

@@ -96,6 +96,7 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
     "workspace-user": Check("GET", ("/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True),
     "workspace-ref": Check("GET", ("/{repo}/workspaces/{user}/w",), staff_taken_down=False),
+    "workspace-bundle": Check("GET", ("/{repo}/workspaces/{user}.bundle",), staff_taken_down=False),
     "api-workspace": Check(
         "GET", ("/api/v1/repos/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True
     ),

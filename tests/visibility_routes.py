@@ -63,6 +63,7 @@ REPO_ROUTES: dict[str, Row] = {
     "workspace-settings": Row("GET", "/{repo}/settings/workspaces"),
     "workspaces": Row("GET", "/{repo}/workspaces"),
     "workspace-user": Row("GET", "/{repo}/workspaces/olga"),
+    "workspace-bundle": Row("GET", "/{repo}/workspaces/olga.bundle"),
     "workspace-ref": Row("GET", "/{repo}/workspaces/olga/w"),
     "archived-restore": Row("POST", "/{repo}/archived/{archived}/restore"),
     "repository-moderation": Row("GET", "/{repo}/settings/moderation"),

@@ -61,6 +61,7 @@ class ProtectedBranchSerializer(serializers.ModelSerializer):
 class WorkspaceSettingsSerializer(serializers.Serializer):
     maintainers_may_edit = serializers.BooleanField(required=False)
     delete_merged_refs = serializers.BooleanField(required=False)
+    branch_pushes_to_workspace = serializers.BooleanField(required=False)
     ref_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
 
 
@@ -150,6 +151,7 @@ class WorkspaceSettingsView(APIView):
             ref_limit=values.get("ref_limit"),
             clear_ref_limit="ref_limit" in values and values["ref_limit"] is None,
             delete_merged_refs=values.get("delete_merged_refs"),
+            branch_pushes_to_workspace=values.get("branch_pushes_to_workspace"),
         )
         return Response(_settings_data(ws))
 
@@ -159,6 +161,7 @@ def _settings_data(ws) -> dict:
         "maintainers_may_edit": ws.maintainers_may_edit,
         "ref_limit": ws.ref_limit,
         "delete_merged_refs": ws.delete_merged_refs,
+        "branch_pushes_to_workspace": ws.branch_pushes_to_workspace,
     }
 
 

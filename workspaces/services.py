@@ -22,12 +22,15 @@ def workspace_settings_update(
     ref_limit: int | None = None,
     clear_ref_limit: bool = False,
     delete_merged_refs: bool | None = None,
+    branch_pushes_to_workspace: bool | None = None,
 ) -> WorkspaceSettings:
     ws, _ = WorkspaceSettings.objects.get_or_create(repository=repo)
     if maintainers_may_edit is not None:
         ws.maintainers_may_edit = maintainers_may_edit
     if delete_merged_refs is not None:
         ws.delete_merged_refs = delete_merged_refs
+    if branch_pushes_to_workspace is not None:
+        ws.branch_pushes_to_workspace = branch_pushes_to_workspace
     if clear_ref_limit:
         ws.ref_limit = None
     elif ref_limit is not None:

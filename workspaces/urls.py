@@ -1,6 +1,6 @@
 from django.urls import path
 
-from workspaces import export_views, views
+from workspaces import bundle_views, export_views, views
 
 urlpatterns = [
     path("settings/workspace-exports", export_views.export_index, name="workspace-exports"),
@@ -17,6 +17,12 @@ urlpatterns = [
     path("<str:owner>/<str:name>/settings/workspaces", views.workspace_settings, name="workspace-settings"),
     path("<str:owner>/<str:name>/workspaces", views.workspaces_index, name="workspaces"),
     path("<str:owner>/<str:name>/archived/<int:pk>/restore", views.archived_restore, name="archived-restore"),
+    # Before workspace-user, which would take "bob.bundle" for a username.
+    path(
+        "<str:owner>/<str:name>/workspaces/<str:username>.bundle",
+        bundle_views.workspace_bundle,
+        name="workspace-bundle",
+    ),
     path("<str:owner>/<str:name>/workspaces/<str:username>", views.workspace_user, name="workspace-user"),
     path(
         "<str:owner>/<str:name>/workspaces/<str:username>/<path:refname>",

@@ -127,6 +127,7 @@ def workspace_settings(request, owner: str, name: str):
                     ref_limit=int(limit) if limit else None,
                     clear_ref_limit=not limit,
                     delete_merged_refs=request.POST.get("delete_merged_refs") == "on",
+                    branch_pushes_to_workspace=request.POST.get("branch_pushes_to_workspace") == "on",
                 )
                 messages.success(request, "Workspace settings saved.")
             elif action == "protect":

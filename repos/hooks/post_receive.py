@@ -130,6 +130,100 @@ def write_spool(directory: str, record: dict) -> str:
     return final
 
 
+# What to do next, after a push that landed in the pusher's own workspace (the web view passes
+# the repository's absolute URL, its default branch and the open proposals the push may move,
+# reviews.access): at most this many lines in all, proc-receive's "landed in" lines included.
+NEXT_LINES = 4
+_URL_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def quote(text: str, safe: str = "/") -> str:
+    """Percent-encode as urllib.parse.quote does (without importing it): printable ASCII out."""
+    keep = _URL_SAFE | frozenset(safe.encode())
+    return "".join(chr(b) if b in keep else f"%{b:02X}" for b in text.encode("utf-8", "surrogateescape"))
+
+
+def printable(text: str) -> str:
+    """Text safe for the pusher's terminal: anything but printable ASCII shown as an escape."""
+    return "".join(c if " " <= c <= "~" else f"\\u{ord(c):04x}" for c in text)
+
+
+def open_proposals(env) -> dict:
+    """source ref -> (number, latest revision number, its head), from HOSTSITE_NEXT_PROPOSALS."""
+    found = {}
+    for line in env.get("HOSTSITE_NEXT_PROPOSALS", "").splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[0].isdigit() and parts[1].isdigit():
+            found[parts[3]] = (int(parts[0]), int(parts[1]), parts[2])
+    return found
+
+
+def ref_steps(ref, new, base, workspace, target, proposal, nameless) -> list:
+    """Lines for one workspace ref: its page, then its proposal or how to open one, then (for a
+    nameless push) how to push to the name the server chose."""
+    name = ref[len("refs/users/") :].partition("/")[2]
+    lines = [f"hostsite: {printable(name)}: {workspace}/{quote(name)}"]
+    if proposal is not None:
+        number, revision, head = proposal
+        url = f"{base}/proposals/{number}"
+        if head == new:
+            lines.append(
+                f"hostsite: proposal #{number} is at this commit already: {url} (revision {revision})"
+            )
+        else:
+            lines.append(f"hostsite: proposal #{number} updated: {url} (revision {revision + 1})")
+    else:
+        lines.append(
+            f"hostsite: open a proposal: {base}/proposals/new?ref={quote(ref)}&target={quote(target)}"
+        )
+    if nameless and printable(ref) == ref:
+        lines.append(f"hostsite: push to it again: git push origin HEAD:{ref}")
+    return lines
+
+
+def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
+    """The `remote:` lines telling the pusher where their work is and what to do with it."""
+    base, pusher = env.get("HOSTSITE_NEXT_URL", ""), env.get("HOSTSITE_PUSHER", "")
+    if not base or not pusher:
+        return []
+    own = f"refs/users/{pusher}/"
+    default = env.get("HOSTSITE_NEXT_BRANCH") or "main"
+    targets = {}  # nameless pushes: workspace ref -> branch (proc-receive's hostsite.for lines)
+    for option in server:
+        if option.startswith("hostsite.for="):
+            ref, _, branch = option[len("hostsite.for=") :].partition(" ")
+            targets[ref] = branch or default
+    moved = []
+    for line in data.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) != 3 or not parts[2].startswith(own) or len(parts[2]) == len(own):
+            continue
+        old, new, ref = parts
+        if old != new and new.strip("0"):  # not deleted, and moved
+            moved.append((ref, new))
+    if not moved:
+        return []
+    proposals = open_proposals(env)
+    workspace = f"{base}/workspaces/{quote(pusher)}"
+    # proc-receive printed one line per nameless ref, and one per branch push it mapped.
+    mapped = env.get("HOSTSITE_NEXT_MAPPED", "")
+    budget = max(1, budget - len(targets) - (int(mapped) if mapped.isdigit() else 0))
+    out: list = []
+    for i, (ref, new) in enumerate(moved):
+        block = ref_steps(
+            ref, new, base, workspace, targets.get(ref, default), proposals.get(ref), ref in targets
+        )
+        room = budget - len(out) - (1 if i + 1 < len(moved) else 0)
+        if room <= 0 or (out and len(block) > room):
+            rest = len(moved) - i
+            out.append(
+                f"hostsite: and {rest} more: {workspace}" if out else f"hostsite: {rest} refs: {workspace}"
+            )
+            break
+        out += block[:room]
+    return out
+
+
 def main() -> int:
     env = os.environ
     target = env.get("HOSTSITE_REF_UPDATES_FILE")
@@ -149,8 +243,16 @@ def main() -> int:
             fh.write(data)
             fh.writelines(f"option {option}\n" for option in options)
     notice = env.get("HOSTSITE_PUSH_OPTIONS_NOTICE")
+    budget = NEXT_LINES
     if options and notice:
         print(f"hostsite: {notice}")
+        budget -= 1
+    try:
+        steps = next_steps(env, data, server_options(target), budget)
+    except Exception:  # the push is done: a hint must never make it look failed
+        steps = []
+    for line in steps:
+        print(line)
     return 0
 
 

@@ -132,3 +132,18 @@ def test_cidr_url_table_most_specific_first():
 def test_cidr_url_table_rejects(value):
     with pytest.raises(ImproperlyConfigured, match="BUNDLE_BASE_URLS"):
         env.cidr_url_table(value)
+
+
+def test_site_url_keeps_a_path_and_ends_in_one_slash():
+    assert env.site_url("https://git.example.org") == "https://git.example.org/"
+    assert env.site_url("http://h:8080/forge//") == "http://h:8080/forge/"
+    assert env.site_url(None) == "" and env.site_url("") == ""
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["git.example.org", "ftp://h/", "https://h/?a=1", "https://h/#x", "https://h/\x1b[31m", "https://h/é"],
+)
+def test_site_url_rejects(value):
+    with pytest.raises(ImproperlyConfigured, match="SITE_URL"):
+        env.site_url(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from repos.git import run_git
 from repos.pushes import Update, push_record
 from reviews import services
 from reviews.models import Proposal, ProposalState
@@ -51,6 +52,47 @@ def test_new_proposal_form_lists_own_refs_and_opens_one(scene):
     )
     assert refused.status_code == 200 and Proposal.objects.count() == 1
     assert Client().get("/owner/project/proposals/new").status_code == 302  # to sign-in
+
+
+def test_new_proposal_form_is_prefilled_from_the_query_and_the_commit(scene):
+    scene.checkout("feature", "main")
+    scene.commit(f"Add b {XSS}\n\nBecause {XSS}.", {"b.txt": "b\n"})
+    scene.publish("feature", "refs/users/alice/feature")
+    scene.publish("feature", "refs/users/bob/theirs")
+    scene.publish("feature", "refs/heads/stable")
+    scene.checkout("main")
+    alice = signed_in(scene.alice)
+    page = alice.get("/owner/project/proposals/new?ref=refs/users/alice/feature&target=stable")
+    assert page.status_code == 200
+    initial = page.context["form"].initial
+    assert initial["source_ref"] == "refs/users/alice/feature" and initial["target_branch"] == "stable"
+    assert initial["title"] == f"Add b {XSS}" and initial["description"] == f"Because {XSS}."
+    assert XSS.encode() not in page.content and b"Add b &lt;script&gt;" in page.content
+    # The short name works too (the workspace pages use it).
+    assert (
+        alice.get("/owner/project/proposals/new?ref=feature")
+        .context["form"]
+        .initial["title"]
+        .startswith("Add b")
+    )
+    # Someone else's ref, unknown refs and branches, and garbage: ignored, never an error.
+    for query in (
+        "ref=refs/users/bob/theirs&target=nope",
+        "ref=refs/users/alice/missing&target=refs/heads/main",
+        "ref=%00%ff&target=%0d%0aX",
+        "ref=../../etc/passwd&ref=x&target=",
+        "ref=" + "a" * 5000,
+    ):
+        page = alice.get(f"/owner/project/proposals/new?{query}")
+        assert page.status_code == 200, query
+        initial = page.context["form"].initial
+        assert initial == {"target_branch": "main"}, query
+    # A ref at a blob: chosen, but there is no commit to take a title from.
+    blob = run_git(["hash-object", "-w", "--stdin"], repo=scene.bare, input=b"x\n").stdout.decode().strip()
+    run_git(["update-ref", "refs/users/alice/blob", blob], repo=scene.bare)
+    page = alice.get("/owner/project/proposals/new?ref=refs/users/alice/blob")
+    assert page.status_code == 200
+    assert page.context["form"].initial == {"target_branch": "main", "source_ref": "refs/users/alice/blob"}
 
 
 def test_list_and_detail_show_everything_escaped(scene):

@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from workspaces import selectors
 from workspaces.models import ProtectedBranch, WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -75,7 +76,12 @@ def test_maintainers_may_edit_setting_takes_effect(world):
         {"maintainers_may_edit": False, "ref_limit": 5},
         format="json",
     )
-    assert response.json() == {"maintainers_may_edit": False, "ref_limit": 5, "delete_merged_refs": True}
+    assert response.json() == {
+        "maintainers_may_edit": False,
+        "ref_limit": 5,
+        "delete_merged_refs": True,
+        "branch_pushes_to_workspace": True,
+    }
     mona.git("fetch", "--quiet", mona.remote, "refs/users/alice/t", check=True)
     mona.git("checkout", "--quiet", "FETCH_HEAD", check=True)
     mona.commit("maintainer edit")
@@ -107,6 +113,41 @@ def test_settings_page(world):
     outsider = Client()
     outsider.force_login(world.add("eve").user)
     assert outsider.get("/owner/project/settings/workspaces").status_code == 404
+
+
+def test_branch_pushes_setting_on_the_page_and_in_the_api(world):
+    owner = Client()
+    owner.force_login(world.owner.user)
+    page = owner.get("/owner/project/settings/workspaces").content.decode()
+    assert 'name="branch_pushes_to_workspace" checked' in page  # on by default
+    assert "Branch pushes by contributors go to their workspace" in page
+    owner.post("/owner/project/settings/workspaces", {"action": "settings", "delete_merged_refs": "on"})
+    assert selectors.rules_for(world.repo).map_branches is False  # unchecked box: off
+    assert (
+        api_for(world.owner)
+        .get("/api/v1/repos/owner/project/workspace-settings")
+        .json()["branch_pushes_to_workspace"]
+        is False
+    )
+    # The repository page says how branch pushes go, while the setting is on.
+    assert "puts your branch in your workspace" not in owner.get("/owner/project").content.decode()
+    response = api_for(world.owner).patch(
+        "/api/v1/repos/owner/project/workspace-settings", {"branch_pushes_to_workspace": True}, format="json"
+    )
+    assert response.json()["branch_pushes_to_workspace"] is True
+    assert selectors.rules_for(world.repo).map_branches is True
+    assert "puts your branch in your workspace" in owner.get("/owner/project").content.decode()
+    bad = api_for(world.owner).patch(
+        "/api/v1/repos/owner/project/workspace-settings",
+        {"branch_pushes_to_workspace": "maybe"},
+        format="json",
+    )
+    assert bad.status_code == 400 and selectors.rules_for(world.repo).map_branches is True
+    maintainer = world.add("mona", "maintainer")
+    refused = api_for(maintainer).patch(
+        "/api/v1/repos/owner/project/workspace-settings", {"branch_pushes_to_workspace": False}, format="json"
+    )
+    assert refused.status_code == 403 and selectors.rules_for(world.repo).map_branches is True
 
 
 def test_ref_limit_is_enforced_for_named_and_nameless_pushes(world):

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from repos.git import run_git
 from tests.support.wait import wait_until
-from workspaces.models import Workspace
+from workspaces.models import Workspace, WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -48,6 +48,7 @@ def test_user_workspace_shows_refs_ahead_behind(busy):
     page = Client().get("/owner/project/workspaces/alice").content.decode()
     assert "<code>feature</code>" in page
     assert "<td>2</td><td>1</td>" in page  # 2 ahead, 1 behind main
+    assert 'href="/owner/project/workspaces/alice.bundle"' in page
 
 
 def test_ref_page_shows_commits_and_escaped_diff(busy):
@@ -104,9 +105,18 @@ def test_contribute_box_has_the_signed_in_users_commands(busy):
     client = Client()
     client.force_login(busy.users["alice"].user)
     page = client.get("/owner/project").content.decode()
+    assert "git push origin my-fix" in page and "puts your branch in your workspace" in page
     assert "git push origin HEAD:refs/for/main" in page
-    assert "git config remote.origin.push 'refs/heads/*:refs/users/alice/*'" in page
+    assert "git config --add remote.origin.fetch '+refs/users/alice/*:refs/remotes/origin/mine/*'" in page
     assert "refs/users/&lt;username&gt;/*:refs/remotes/&lt;username&gt;/*" in page
+    assert "/owner/project/workspaces/&lt;username&gt;.bundle" in page
+    # With branch pushes not mapped, the box gives the push refspec instead.
+    WorkspaceSettings.objects.update_or_create(
+        repository=busy.repo, defaults={"branch_pushes_to_workspace": False}
+    )
+    page = client.get("/owner/project").content.decode()
+    assert "puts your branch in your workspace" not in page
+    assert "git config remote.origin.push 'refs/heads/*:refs/users/alice/*'" in page
 
 
 def test_user_workspace_is_paginated_with_counts_per_page(busy):
