@@ -109,10 +109,18 @@ class Push:
             target = self.own + ref[len("refs/heads/") :]
             message = f"hostsite: branch push by {self.pusher} to {ref}"
             plan = plan_cas(
-                ref, target, old, new, self.options, message=message, limit_check=self.workspace_full
+                ref,
+                target,
+                old,
+                new,
+                self.options,
+                message=message,
+                limit_check=self.workspace_full,
+                optimistic=not self.atomic,  # an atomic push writes nothing before all are judged
             )
         elif ref.startswith("refs/users/") and not ref.startswith(self.own):
-            plan = plan_cas(ref, ref, old, new, self.options, message=f"hostsite: push by {self.pusher}")
+            message = f"hostsite: push by {self.pusher}"
+            plan = plan_cas(ref, ref, old, new, self.options, message=message, optimistic=not self.atomic)
         elif self.atomic:
             plan = plan_direct(ref, old, new, f"hostsite: push by {self.pusher}")
         else:

@@ -11,11 +11,12 @@ class Plan:
     """One command's outcome: refused (`refusal` set), or `target` moving from `expected` to
     `new` (nothing to write when they are equal), reported to git under the target's name."""
 
-    __slots__ = ("expected", "forced", "message", "new", "ref", "refusal", "target")
+    __slots__ = ("expected", "forced", "message", "new", "ref", "refusal", "retry", "target")
 
-    def __init__(self, ref, target, expected, new, forced=False, message="", refusal=None):
+    def __init__(self, ref, target, expected, new, forced=False, message="", refusal=None, retry=None):
         self.ref, self.target, self.expected, self.new = ref, target, expected, new
         self.forced, self.message, self.refusal = forced, message, refusal
+        self.retry = retry  # the Plan to make when an optimistic compare-and-swap loses
 
     @classmethod
     def refused(cls, ref, reason):
@@ -47,7 +48,7 @@ def forced(options):
     return any(key in options for key in FORCE_OPTIONS)
 
 
-def plan_cas(ref, target, old, new, options, *, message, limit_check=None):
+def plan_cas(ref, target, old, new, options, *, message, limit_check=None, optimistic=False):
     """A client's update of `target` (its name for it: `ref`), judged against the target's tip
     now. The client's fast-forward check (which `+`/`--force` skips) was against `old`, what it
     was shown; a ref it was not shown (another's workspace, hidden from every pusher, or any
@@ -57,6 +58,13 @@ def plan_cas(ref, target, old, new, options, *, message, limit_check=None):
       a fast-forward from the tip: update; `-o force`: update; else refused, naming the tip.
     Deletion is compare-and-delete against what the client was shown; of a ref it was not
     shown (git sends those too, when named in full), only with `-o force`."""
+    if optimistic and not is_zero(new) and (not is_zero(old) or limit_check is None or not limit_check()):
+        # Most pushes find the ref where the client was shown it (or absent, for a new one): write
+        # against that without reading the tip first (one git process less on the push's path),
+        # and judge against the tip only when that compare-and-swap loses (apply).
+        rewrite = not is_zero(old) and not is_ancestor(old, new)
+        return Plan(ref, target, old, new, rewrite, message, retry=lambda: plan_cas(
+            ref, target, old, new, options, message=message, limit_check=limit_check))  # fmt: skip
     current = tip(target)
     if is_zero(new):
         if is_zero(current):
@@ -108,6 +116,8 @@ def apply(plan):
         else:
             args += [plan.target, plan.new, plan.expected]
         if run(*args).returncode != 0:
+            if plan.retry is not None:
+                return apply(plan.retry())
             # The compare-and-swap lost: a concurrent push cannot be overwritten.
             return f"ng {plan.ref} {plan.target} changed while pushing; push again", []
     return plan.report()
