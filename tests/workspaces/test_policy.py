@@ -256,6 +256,12 @@ def test_mapped_invisible_names_are_refused_but_deletable():
     assert run("reader", ref, "delete", rules=MAPPED) is None
 
 
+def test_mapped_names_too_long_for_the_workspace_are_refused():
+    name = "x" * (255 - len("refs/heads/"))
+    assert run("maintainer", f"refs/heads/{name}", "create", rules=MAPPED) is None
+    assert "too long for your workspace" in run("reader", f"refs/heads/{name}", "create", rules=MAPPED)
+
+
 def test_tags_by_contributors_are_refused_with_a_hint():
     reason = run("reader", "refs/tags/v1", "create", rules=MAPPED)
     assert "tags are the maintainers' to make" in reason

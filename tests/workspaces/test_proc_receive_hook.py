@@ -130,3 +130,11 @@ def test_atomic_all_or_nothing(repo):
         "ok refs/users/bob/y",
     ]
     assert tip(repo, "refs/heads/main") == s["c"] and tip(repo, "refs/users/bob/y") == s["a"]
+
+
+def test_a_name_clash_says_so(repo):
+    _path, s, _env = repo
+    assert run_hook(repo, [(Z, s["a"], "refs/heads/x")])[0] == "ok refs/heads/x"
+    lines = run_hook(repo, [(Z, s["a"], "refs/heads/x/y")])
+    assert lines[0].startswith("ng refs/heads/x/y ") and "refs/users/alice/x' exists" in lines[0]
+    assert "push under another name, or delete the other ref first" in lines[0]

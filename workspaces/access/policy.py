@@ -177,6 +177,8 @@ def decide(
                 # old may be a branch's tip (the client was shown the branch): the hook counts
                 # creations against the ref limit exactly.
                 mapped = Update(update.old, update.new, f"refs/users/{pusher}/{name}")
+                if len(mapped.ref.encode()) > MAX_REF_BYTES:
+                    return f"{ref[:80]!r} is too long for your workspace (at most {MAX_REF_BYTES} bytes)"
                 return _own_workspace(pusher, mapped, rules, workspace_ref_count, creates_so_far)
             return (
                 f"you need write access to push tags ({ref}); tags are the maintainers' to make. "

@@ -115,9 +115,14 @@ def apply(plan):
             args += ["-d", plan.target, plan.expected]
         else:
             args += [plan.target, plan.new, plan.expected]
-        if run(*args).returncode != 0:
+        result = run(*args)
+        if result.returncode != 0:
             if plan.retry is not None:
                 return apply(plan.retry())
+            if "exists; cannot create" in result.stderr:
+                # A ref and a directory of the same name (refs/users/me/x and refs/users/me/x/y).
+                why = result.stderr.strip().splitlines()[-1].removeprefix("fatal: ").removeprefix("error: ")
+                return f"ng {plan.ref} {why}; push under another name, or delete the other ref first", []
             # The compare-and-swap lost: a concurrent push cannot be overwritten.
             return f"ng {plan.ref} {plan.target} changed while pushing; push again", []
     return plan.report()
