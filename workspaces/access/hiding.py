@@ -29,6 +29,8 @@ def _hidden_workspaces(repo, user, role: str) -> list[str]:
 
 
 WRITE_ROLES = ("maintainer", "admin")
+# The namespaces a push advertisement shows (refs/users/: the pusher's own part), and refs/for/.
+SHOWN_SPACES = frozenset({"heads", "tags", "users", "for"})
 
 
 def maps_branches(repo, role: str) -> bool:
@@ -74,6 +76,18 @@ def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
                 "refs/users/" + ref[len("refs/users/") :].partition("/")[0] + "/"
                 for ref in refs
                 if ref.startswith("refs/users/") and not ref.startswith(own) and not is_hidden(ref, hidden)
+            }
+        )
+    if role == "admin":
+        # Admins may delete refs of other namespaces (refs/pull/... of an import), which the
+        # push advertisement no longer shows them: git sends old=0 for those, and the hook
+        # deletes against the ref's tip, so the pushlog records what was deleted.
+        routed += sorted(
+            {
+                f"refs/{space}/"
+                for ref in refs
+                if (space := ref.split("/")[1] if ref.count("/") >= 2 else "") not in SHOWN_SPACES
+                and space.replace("-", "").replace("_", "").replace(".", "").isalnum()
             }
         )
     if atomic and any(ref.startswith(tuple(routed)) for ref in refs):

@@ -6,6 +6,8 @@
 #   `my-fix -> refs/users/alice/my-fix`;
 # - refs/users/<other>/... from those who may edit others' workspaces: hidden from every push
 #   advertisement, so git sends them as creations (refcas.plan_cas says how they are judged);
+# - an admin's deletions in other namespaces (refs/pull/...), not shown to them: compared with
+#   the ref's tip, so the pushlog records what was deleted;
 # - every ref of an atomic push that has any of the above: receive-pack runs this hook before
 #   its own transaction, so only writing them all here, in one transaction, keeps it atomic.
 # The pre-receive policy has judged every command under its pushed name already; this hook
@@ -121,10 +123,9 @@ class Push:
         elif ref.startswith("refs/users/") and not ref.startswith(self.own):
             message = f"hostsite: push by {self.pusher}"
             plan = plan_cas(ref, ref, old, new, self.options, message=message, optimistic=not self.atomic)
-        elif self.atomic:
-            plan = plan_direct(ref, old, new, f"hostsite: push by {self.pusher}")
         else:
-            plan = Plan.refused(ref, "not a ref this hook updates")  # the web view routes only the above
+            # Every ref of an atomic push; an admin's deletion in another namespace.
+            plan = plan_direct(ref, old, new, f"hostsite: push by {self.pusher}")
         if not plan.refusal and plan.target.startswith(self.own) and is_zero(plan.expected):
             self.created += 1
         return plan

@@ -99,8 +99,11 @@ def plan_cas(ref, target, old, new, options, *, message, limit_check=None, optim
 
 
 def plan_direct(ref, old, new, message):
-    """An atomic push's ref that git would have updated itself: compare-and-swap against what
-    the client sent, exactly as receive-pack does."""
+    """A ref written as named: compare-and-swap against what the client sent, as receive-pack
+    does. A deletion the client sends with old=0 (a ref it was not shown: an admin removing
+    refs/pull/... of an import) is compared with the ref's tip, which is what gets recorded."""
+    if is_zero(old) and is_zero(new):
+        old = tip(ref)
     return Plan(
         ref, ref, old, new, not is_zero(old) and not is_zero(new) and not is_ancestor(old, new), message
     )
