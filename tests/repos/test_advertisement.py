@@ -189,6 +189,7 @@ def test_push_routes_to_proc_receive_only_what_it_must(busy_repo):
     assert routed(alice, "reader", [(z, z, "refs/heads/x")], atomic=True) == ["refs/"]
     # Admins' deletions in namespaces they are no longer shown (recorded with the real old tip).
     odd = [(z, z, "refs/pull/1/head"), (z, z, "refs/heads/x"), (z, z, "refs/a=b/c"), (z, z, "refs/x")]
+    odd += [(z, z, "refs/imported/pull/3/head"), (z, z, "refs/archive/a/1")]  # hidden: git refuses them
     assert routed(UserFactory(), "admin", odd) == ["refs/for/", "refs/pull/"]
 
 

@@ -81,13 +81,16 @@ def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
     if role == "admin":
         # Admins may delete refs of other namespaces (refs/pull/... of an import), which the
         # push advertisement no longer shows them: git sends old=0 for those, and the hook
-        # deletes against the ref's tip, so the pushlog records what was deleted.
+        # deletes against the ref's tip, so the pushlog records what was deleted. Hidden
+        # namespaces (refs/imported/, ...) stay git's to refuse.
+        hidden = push_hidden(repo, user, role)
         routed += sorted(
             {
                 f"refs/{space}/"
                 for ref in refs
                 if (space := ref.split("/")[1] if ref.count("/") >= 2 else "") not in SHOWN_SPACES
                 and space.replace("-", "").replace("_", "").replace(".", "").isalnum()
+                and not is_hidden(f"refs/{space}/", hidden)
             }
         )
     if atomic and any(ref.startswith(tuple(routed)) for ref in refs):
