@@ -174,6 +174,23 @@ def test_atomic_mixed_pushes(world):
     assert refs["refs/heads/release"] == refs["refs/users/alice/z"] == mine
 
 
+def test_atomic_push_with_a_hidden_workspace_lands_nothing(world):
+    """git refuses updates of hidden refs before proc-receive runs, and an atomic push would go
+    on with the rest: the hook refuses them instead, so that nothing lands."""
+    bob = world.add("bob")
+    mona = world.add("mona", "maintainer")
+    Workspace.objects.update_or_create(repository=world.repo, user=bob.user, defaults={"hidden": True})
+    mona.commit("maintainer's work")
+    result = push(mona, "--atomic", "HEAD:refs/heads/mix", "HEAD:refs/users/bob/x")
+    assert result.returncode != 0 and "deny updating a hidden ref" in result.stderr
+    refs = world.refs()
+    assert "refs/heads/mix" not in refs and "refs/users/bob/x" not in refs
+    # Not atomic: git refuses the hidden one, and the branch lands.
+    result = push(mona, "HEAD:refs/heads/mix", "HEAD:refs/users/bob/x")
+    assert result.returncode != 0 and "deny updating a hidden ref" in result.stderr
+    assert "refs/heads/mix" in world.refs() and "refs/users/bob/x" not in world.refs()
+
+
 def test_without_aliases_the_hook_still_compares_and_swaps(world):
     """Where git writes the push advertisement itself (a repository with alternates), the
     workspace refs are not shown as branches: the client sends old=0 for them."""

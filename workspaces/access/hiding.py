@@ -62,6 +62,7 @@ def is_hidden(ref: str, values: list[str]) -> bool:
 def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
     """The receive.procReceiveRefs of a push: the refs the proc-receive hook writes."""
     refs = [ref for _old, _new, ref in commands]
+    hidden = push_hidden(repo, user, role)
     routed = ["refs/for/"]
     if maps_branches(repo, role):
         routed.append("refs/heads/")
@@ -70,7 +71,6 @@ def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
         # one as a creation: proc-receive judges it against the ref's tip. Only the workspaces
         # this push names, so a push to one's own refs never starts the hook.
         own = f"refs/users/{user.username}/"
-        hidden = push_hidden(repo, user, role)
         routed += sorted(
             {
                 "refs/users/" + ref[len("refs/users/") :].partition("/")[0] + "/"
@@ -83,7 +83,6 @@ def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
         # push advertisement no longer shows them: git sends old=0 for those, and the hook
         # deletes against the ref's tip, so the pushlog records what was deleted. Hidden
         # namespaces (refs/imported/, ...) stay git's to refuse.
-        hidden = push_hidden(repo, user, role)
         routed += sorted(
             {
                 f"refs/{space}/"
@@ -93,10 +92,11 @@ def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
                 and not is_hidden(f"refs/{space}/", hidden)
             }
         )
-    if atomic and any(ref.startswith(tuple(routed)) for ref in refs):
+    if atomic and any(ref.startswith(tuple(routed)) or is_hidden(ref, hidden) for ref in refs):
         # receive-pack runs proc-receive before its own transaction, so the refs it writes and
-        # the others would land apart (git 2.39 and 2.47): the hook writes them all, in one
-        # transaction (workspaces/hooks/proc_receive.py).
+        # the others would land apart (git 2.39 and 2.47); and it refuses hidden refs first and
+        # goes on with the rest, atomic or not (2.39). The hook writes them all, in one
+        # transaction (workspaces/hooks/proc_receive.py), or none.
         return ["refs/"]
     return routed
 
@@ -130,10 +130,21 @@ def git_config(
         return pairs + [
             ("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")
         ]
-    pairs += [
-        ("receive.procReceiveRefs", ref) for ref in routed_refs(repo, user, role, commands, atomic=atomic)
-    ]
-    return pairs + [("receive.hideRefs", value) for value in push_hidden(repo, user, role)]
+    routed = routed_refs(repo, user, role, commands, atomic=atomic)
+    pairs += [("receive.procReceiveRefs", ref) for ref in routed]
+    if routed == ["refs/"]:
+        # git refuses updates of hidden refs before proc-receive runs, and an atomic push goes on
+        # without them: here the hook refuses them instead (HOSTSITE_PUSH_HIDDEN), so that the
+        # whole push fails. Its connectivity check then reads every ref (atomic pushes only).
+        return pairs
+    hidden = push_hidden(repo, user, role)
+    if selectors.may_edit_others(role, repo):
+        # Others' workspaces hidden but for those this push names (routed to proc-receive):
+        # receive-pack's connectivity check skips hidden refs, and 100k workspace tips cost a
+        # maintainer's push ~40 ms (bench/branch_push.py). Moderated workspaces stay hidden.
+        named = [f"!{prefix}" for prefix in routed if prefix.startswith("refs/users/")]
+        hidden = ["refs/users/", f"!{own}", *named, *hidden]
+    return pairs + [("receive.hideRefs", value) for value in hidden]
 
 
 def push_aliases(repo, user, role: str) -> list[tuple[str, str]]:
