@@ -64,9 +64,17 @@ def shown_prefixes(config: Sequence[tuple[str, str]]) -> list[str] | None:
 
 
 def write(
-    repo_path: Path, prefixes: list[str], config: Sequence[tuple[str, str]], protocol: str | None
+    repo_path: Path,
+    prefixes: list[str],
+    config: Sequence[tuple[str, str]],
+    protocol: str | None,
+    *,
+    aliases: Sequence[tuple[str, str]] = (),
 ) -> bytes | None:
-    """receive-pack's advertisement, or None if git must write it itself."""
+    """receive-pack's advertisement, or None if git must write it itself. `aliases`: (shown,
+    real) prefix pairs (repos.gitaccess push_aliases): each listed ref under `real` is also
+    advertised under `shown`, replacing a ref of that name. git's own advertisement (the
+    fallback) has no aliases."""
     if (repo_path / "objects" / "info" / "alternates").exists():
         return None  # receive-pack would add the alternates' refs as `.have` lines
     try:
@@ -77,13 +85,26 @@ def write(
     except (GitError, OSError, ValueError):
         log.exception("falling back to receive-pack's own advertisement for %s", repo_path)
         return None
-    lines = listed.splitlines()
+    lines = with_aliases(listed.splitlines(), aliases) if aliases else listed.splitlines()
     if not lines:
         return probe.empty  # no ref to show: what receive-pack wrote for the empty repository
     out = [probe.head, pktline.encode(lines[0] + b"\0" + probe.caps + b"\n")]
     out += [pktline.encode(line + b"\n") for line in lines[1:]]
     out.append(pktline.FLUSH)
     return b"".join(out)
+
+
+def with_aliases(lines: list[bytes], aliases: Sequence[tuple[str, str]]) -> list[bytes]:
+    """`<oid> <ref>` lines plus each aliased ref under its shown name, sorted by name as git
+    sorts refs (bytewise); an alias replaces a listed ref of the same name."""
+    refs = dict(line.split(b" ", 1)[::-1] for line in lines)
+    for shown, real in aliases:
+        shown_b, real_b = shown.encode(), real.encode()
+        for line in lines:
+            oid, _, ref = line.partition(b" ")
+            if ref.startswith(real_b):
+                refs[shown_b + ref[len(real_b) :]] = oid
+    return [oid + b" " + ref for ref, oid in sorted(refs.items())]
 
 
 def upload_pack_v2(repo_path: Path, config: Sequence[tuple[str, str]], protocol: str) -> bytes | None:

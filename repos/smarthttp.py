@@ -32,7 +32,12 @@ log = logging.getLogger(__name__)
 
 
 def git_request(
-    repo: Repository, service: str, pusher: Pusher, client: GitClient | None, commands=()
+    repo: Repository,
+    service: str,
+    pusher: Pusher,
+    client: GitClient | None,
+    commands=(),
+    capabilities: frozenset[str] = frozenset(),
 ) -> GitRequest:
     """The request as the git access backends (repos.gitaccess) see it."""
     return GitRequest(
@@ -42,6 +47,7 @@ def git_request(
         service=service,
         client=client,
         commands=tuple(tuple(c) for c in commands),
+        capabilities=capabilities,
     )
 
 
@@ -89,7 +95,8 @@ def advertise(
 ) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    config = gitaccess.git_config(git_request(repo, service, pusher, client), advertise=True, refs=None)
+    req = git_request(repo, service, pusher, client)
+    config = gitaccess.git_config(req, advertise=True, refs=None)
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
@@ -99,7 +106,10 @@ def advertise(
     body = None
     if service == "receive-pack" and (shown := advertisement.shown_prefixes(config)) is not None:
         # A pusher shown a few namespaces: listed by prefix, without reading every ref.
-        body = advertisement.write(path, shown, _with_limits(service, config), protocol)
+        # Aliases apply here only: where git writes the advertisement itself (below, and the
+        # alternates case of advertisement.write) there are none, and proc-receive copes.
+        aliases = gitaccess.push_aliases(req)
+        body = advertisement.write(path, shown, _with_limits(service, config), protocol, aliases=aliases)
     elif service == "upload-pack" and protocol is not None and wants_v2(protocol):
         # v2 lists no refs here: the same capabilities for every request with this config.
         body = advertisement.upload_pack_v2(path, config, protocol)
@@ -130,7 +140,8 @@ def rpc(
     protocol = protocol if service == "upload-pack" else None
     prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
     commands = prepared.commands
-    req = git_request(repo, service, pusher, client, commands)
+    capabilities = pktline.receive_capabilities(prepared.prefix) if service == "receive-pack" else frozenset()
+    req = git_request(repo, service, pusher, client, commands, capabilities)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     on_exit = relay = before_end = None
     if service == "receive-pack":
@@ -141,7 +152,7 @@ def rpc(
         # The object checks' messages reach the client on side-band 2: read them on the way
         # (legacy objects are recorded, refusals explained). Without a side-band they go to
         # git's stderr and the client sees none of them; nothing to add to.
-        if sideband.negotiated(pktline.receive_capabilities(prepared.prefix)):
+        if sideband.negotiated(capabilities):
             relay = sideband.FsckRelay()
 
         def record_updates_file(text: str):

@@ -79,7 +79,13 @@ def install_hooks() -> Path:
     target.mkdir(parents=True, exist_ok=True)
     sources = {name: HOOKS_SOURCE / f"{name.replace('-', '_')}.py" for name in HOOK_NAMES}
     sources.update(gitaccess.extra_hooks())
-    files = {name: f"#!{sys.executable} -IS\n" + source.read_text() for name, source in sources.items()}
+    # A backend's extra "hooks" named *.py are modules its hooks import, installed as they are.
+    files = {
+        name: (
+            source.read_text() if name.endswith(".py") else f"#!{sys.executable} -IS\n" + source.read_text()
+        )
+        for name, source in sources.items()
+    }
     files["policy.py"] = gitaccess.policy_source().read_text()
     for module in ("updates.py", "refnames.py"):
         files[module] = (HOOKS_SOURCE / module).read_text()

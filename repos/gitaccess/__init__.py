@@ -10,6 +10,7 @@ from repos.gitaccess.backends import (
     git_config,
     hook_env,
     policy_source,
+    push_aliases,
     refused_wants,
 )
 from repos.gitaccess.contract import BaseGitAccess, GitAccess, GitClient, GitRequest
@@ -28,5 +29,6 @@ __all__ = [
     "hook_env",
     "policy_module",
     "policy_source",
+    "push_aliases",
     "refused_wants",
 ]

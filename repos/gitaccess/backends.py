@@ -2,7 +2,7 @@
 
 Combination, in the settings' order: the policy is the last backend's that names one (else
 repos' default, repos/hooks/policy.py); hooks and environments are merged (later backends win
-a clash); configuration pairs are concatenated; the first refusal of a fetch wins.
+a clash); configuration pairs and push aliases are concatenated; the first refusal of a fetch wins.
 """
 
 from __future__ import annotations
@@ -57,6 +57,13 @@ def git_config(req: GitRequest, *, advertise: bool, refs: list[str] | None) -> l
     for backend in backends():
         pairs.extend(backend.git_config(req, advertise=advertise, refs=refs))
     return pairs
+
+
+def push_aliases(req: GitRequest) -> list[tuple[str, str]]:
+    aliases: list[tuple[str, str]] = []
+    for backend in backends():
+        aliases.extend(backend.push_aliases(req))
+    return aliases
 
 
 def commit_hidden(req: GitRequest, sha: str) -> bool:

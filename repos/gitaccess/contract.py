@@ -39,6 +39,7 @@ class GitRequest:
     service: str  # "upload-pack" or "receive-pack"
     client: GitClient | None = None
     commands: tuple[Command, ...] = ()  # a push's ref updates
+    capabilities: frozenset[str] = frozenset()  # a push's, from its first command ("atomic", ...)
 
 
 @runtime_checkable
@@ -56,6 +57,11 @@ class GitAccess(Protocol):
         self, req: GitRequest, *, advertise: bool, refs: list[str] | None
     ) -> list[tuple[str, str]]:
         """`git -c key=value` pairs for this request (the advertisement when `advertise`)."""
+
+    def push_aliases(self, req: GitRequest) -> list[tuple[str, str]]:
+        """(shown prefix, real prefix) pairs: a push advertisement written by the app
+        (repos.advertisement) shows each ref under the real prefix also under the shown one,
+        e.g. ("refs/heads/", "refs/users/alice/"), in place of a ref of that name."""
 
     def commit_hidden(self, req: GitRequest, sha: str) -> bool:
         """Whether this viewer may not see the object `sha` (normalised)."""
@@ -79,6 +85,9 @@ class BaseGitAccess:
     def git_config(
         self, req: GitRequest, *, advertise: bool, refs: list[str] | None
     ) -> list[tuple[str, str]]:
+        return []
+
+    def push_aliases(self, req: GitRequest) -> list[tuple[str, str]]:
         return []
 
     def commit_hidden(self, req: GitRequest, sha: str) -> bool:

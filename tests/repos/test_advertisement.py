@@ -100,6 +100,25 @@ def test_same_bytes_as_receive_pack(busy_repo, protocol):
     assert ("version 1" in text) == (protocol == "version=1")
 
 
+def test_aliases_read_as_if_the_refs_were_branches(busy_repo):
+    """A mapped pusher's workspace refs, shown as branches too: byte for byte what receive-pack
+    writes once those branches really exist, an alias replacing a branch of the same name."""
+    path = busy_repo.disk_path
+    trunk = run_git(["rev-parse", "refs/heads/main"], repo=path).text.strip()
+    run_git(["update-ref", "refs/users/alice/feature", trunk], repo=path)  # unlike refs/heads/feature
+    shown = advertisement.shown_prefixes(CONTRIBUTOR)
+    aliases = [("refs/heads/", "refs/users/alice/")]
+    ours = advertisement.write(path, shown, _with_limits("receive-pack", CONTRIBUTOR), None, aliases=aliases)
+    listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/users/alice/"], repo=path)
+    for line in listed.text.splitlines():
+        oid, ref = line.split(" ")
+        run_git(["update-ref", "--no-deref", "refs/heads/" + ref[len("refs/users/alice/") :], oid], repo=path)
+    assert ours == git_advertisement(path, CONTRIBUTOR, None)
+    text = ours.decode()
+    assert f"{trunk} refs/heads/feature\n" in text and f"{trunk} refs/users/alice/feature\n" in text
+    assert "refs/heads/b/c" in text and "refs/heads/loose" in text and "refs/heads/x" not in text
+
+
 def test_same_bytes_when_nothing_is_shown(busy_repo):
     config = [("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/nobody/")]
     path = busy_repo.disk_path
@@ -134,6 +153,44 @@ def test_workspaces_asks_for_the_prefix_path_on_advertisement_only(busy_repo):
     assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", "refs/users/alice"]
     assert advertisement.shown_prefixes(post) is None
     assert ("receive.hideRefs", "refs/users/") in post and ("receive.hideRefs", "!refs/users/alice/") in post
+
+
+def test_every_pusher_gets_the_same_small_advertisement(busy_repo):
+    """Maintainers and admins too: their own workspace, branches, tags; no other workspace."""
+    for role in ("reader", "maintainer", "admin"):
+        mona = UserFactory()
+        get = git_config(busy_repo, mona, role, service="receive-pack", advertise=True)
+        assert advertisement.shown_prefixes(get) == ["refs/heads", "refs/tags", f"refs/users/{mona.username}"]
+
+
+def test_push_routes_to_proc_receive_only_what_it_must(busy_repo):
+    alice, mona = UserFactory(username="alice"), UserFactory(username="mona")
+
+    def routed(user, role, commands, atomic=False):
+        config = git_config(
+            busy_repo, user, role, service="receive-pack", advertise=False, commands=commands, atomic=atomic
+        )
+        return [value for key, value in config if key == "receive.procReceiveRefs"]
+
+    z = "0" * 40
+    assert routed(alice, "reader", [(z, z, "refs/users/alice/x")]) == ["refs/for/", "refs/heads/"]
+    # A maintainer's push to their own refs and branches never starts the hook...
+    assert routed(mona, "maintainer", [(z, z, "refs/heads/x"), (z, z, "refs/users/mona/x")]) == ["refs/for/"]
+    # ...a write to others' workspaces routes exactly those workspaces.
+    commands = [(z, z, "refs/users/bob/x"), (z, z, "refs/users/bob/y/z"), (z, z, "refs/users/carl/w")]
+    assert routed(mona, "maintainer", commands) == ["refs/for/", "refs/users/bob/", "refs/users/carl/"]
+    # Atomic: everything, when the hook is involved at all.
+    assert routed(mona, "maintainer", commands, atomic=True) == ["refs/"]
+    assert routed(mona, "maintainer", [(z, z, "refs/heads/x")], atomic=True) == ["refs/for/"]
+    assert routed(alice, "reader", [(z, z, "refs/users/alice/x")], atomic=True) == [
+        "refs/for/",
+        "refs/heads/",
+    ]
+    assert routed(alice, "reader", [(z, z, "refs/heads/x")], atomic=True) == ["refs/"]
+    # Admins' deletions in namespaces they are no longer shown (recorded with the real old tip).
+    odd = [(z, z, "refs/pull/1/head"), (z, z, "refs/heads/x"), (z, z, "refs/a=b/c"), (z, z, "refs/x")]
+    odd += [(z, z, "refs/imported/pull/3/head"), (z, z, "refs/archive/a/1")]  # hidden: git refuses them
+    assert routed(UserFactory(), "admin", odd) == ["refs/for/", "refs/pull/"]
 
 
 def git_v2_capabilities(path, config):

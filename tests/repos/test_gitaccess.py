@@ -19,7 +19,7 @@ from repos.hooks.updates import Update
 from reviews import merge, services
 from tests.reviews.conftest import Scene
 from workspaces.access import WorkspaceAccess
-from workspaces.models import Workspace
+from workspaces.models import Workspace, WorkspaceSettings
 
 HERE = Path(__file__).resolve().parent
 TEST_POLICY = HERE / "gitaccess_policy.py"
@@ -212,6 +212,8 @@ def test_protocol_v2_wants_of_hidden_work_are_refused(scene):
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_a_refused_push_says_why_on_a_remote_line(world):
+    # Branch pushes by readers go to their workspace unless the repository turns that off.
+    WorkspaceSettings.objects.create(repository=world.repo, branch_pushes_to_workspace=False)
     reader = world.add("carol")  # a reader of the public repository, with a clone
     reader.commit("a reader's change")
     result = reader.push("HEAD:refs/heads/main")

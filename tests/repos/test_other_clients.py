@@ -167,11 +167,19 @@ def test_workspace_push_refusal_and_nameless_push(scene, tmp_path, client_class)
     assert statuses == {"refs/users/carl/feature": None}
     assert server_refs(scene, scene.repo)["refs/users/carl/feature"] == sha
 
+    # A reader's branch push lands in the workspace: the client reports the branch (report-status v1),
+    # the remote: line names the ref, and no branch is created.
+    statuses, messages = client.push("refs/heads/main:refs/heads/my-fix")
+    assert statuses == {"refs/heads/my-fix": None}
+    assert "hostsite: refs/heads/my-fix landed in refs/users/carl/my-fix" in messages
+    assert "refs/heads/my-fix" not in server_refs(scene, scene.repo)
+    assert server_refs(scene, scene.repo)["refs/users/carl/my-fix"] == sha
+
     # Refused: reported per ref with git's status, the policy's reason on the side band; no exception.
-    statuses, messages = client.push("refs/heads/main:refs/heads/main")
-    assert statuses == {"refs/heads/main": "pre-receive hook declined"}
-    assert "hostsite: you need write access to push to refs/heads/main" in messages
-    assert server_refs(scene, scene.repo)["refs/heads/main"] == scene.base_sha
+    statuses, messages = client.push("refs/heads/main:refs/tags/v1")
+    assert statuses == {"refs/tags/v1": "pre-receive hook declined"}
+    assert "hostsite: you need write access to push tags (refs/tags/v1)" in messages
+    assert "refs/tags/v1" not in server_refs(scene, scene.repo)
 
     # Nameless: the client reports refs/for/main (report-status v1); the remote: line names the ref.
     statuses, messages = client.push("refs/heads/main:refs/for/main")

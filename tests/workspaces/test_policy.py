@@ -198,3 +198,77 @@ def test_admins_never_remove_the_platform_s_own_refs():
 def test_invisible_characters_in_ref_names(ref, op, refused):
     reason = run("admin", ref, op)
     assert (reason is not None and "invisible" in reason) is refused, reason
+
+
+MAPPED = Rules(default_branch="main", protected={"release": False}, map_branches=True, ref_limit=3)
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("ref", ["refs/heads/feature", "refs/heads/main", "refs/heads/release"])
+def test_mapped_branch_pushes_are_judged_as_workspace_writes(op, ref):
+    # A reader's branch push lands in refs/users/alice/<name>: any op, protected or not (the
+    # branch itself does not move), as a write to the own workspace would be.
+    assert run("reader", ref, op, rules=MAPPED) is None
+    # Writers are unaffected: the default branch still refuses deletion.
+    if ref == "refs/heads/main" and op == "delete":
+        assert "cannot be deleted" in run("maintainer", ref, op, rules=MAPPED)
+
+
+@pytest.mark.parametrize(
+    ("rules", "count", "op", "needle"),
+    [
+        (Rules(map_branches=True, frozen={"alice"}), 0, "update", "frozen by a moderator"),
+        (Rules(map_branches=True, frozen={"alice"}, taken_down={"alice"}), 0, "create", "taken down"),
+        (Rules(map_branches=True, ref_limit=3), 3, "create", "already holds 3 refs"),
+        (Rules(map_branches=True, banned={"alice"}), 0, "update", "banned"),
+    ],
+)
+def test_mapped_branch_pushes_keep_the_workspace_rules(rules, count, op, needle):
+    assert needle in run("reader", "refs/heads/feature", op, rules=rules, count=count)
+
+
+def test_mapped_deletion_and_update_pass_the_limit():
+    rules = Rules(map_branches=True, ref_limit=3)
+    assert run("reader", "refs/heads/feature", "delete", rules=rules, count=3) is None
+    assert run("reader", "refs/heads/feature", "update", rules=rules, count=3) is None
+
+
+def test_mapped_creations_count_together_with_workspace_creations():
+    def reasons(updates):
+        return decide_all(
+            role="reader",
+            pusher="alice",
+            updates=updates,
+            rules=Rules(map_branches=True, ref_limit=3),
+            is_ancestor=lambda x, y: True,
+            workspace_ref_count=lambda user: 1,
+        )
+
+    two = [Update(Z, B, "refs/heads/one"), Update(Z, B, "refs/users/alice/two")]
+    assert reasons(two) == []
+    three = [*two, Update(Z, B, "refs/heads/three")]
+    assert ["already holds 3 refs" in r for r in reasons(three)] == [True]
+
+
+def test_mapped_invisible_names_are_refused_but_deletable():
+    ref = "refs/heads/fix\u202e"
+    assert "invisible" in run("reader", ref, "create", rules=MAPPED)
+    assert run("reader", ref, "delete", rules=MAPPED) is None
+
+
+def test_mapped_names_too_long_for_the_workspace_are_refused():
+    name = "x" * (255 - len("refs/heads/"))
+    assert run("maintainer", f"refs/heads/{name}", "create", rules=MAPPED) is None
+    assert "too long for your workspace" in run("reader", f"refs/heads/{name}", "create", rules=MAPPED)
+
+
+def test_tags_by_contributors_are_refused_with_a_hint():
+    reason = run("reader", "refs/tags/v1", "create", rules=MAPPED)
+    assert "tags are the maintainers' to make" in reason
+    assert "git push origin HEAD:refs/users/alice/v1" in reason
+    assert run("maintainer", "refs/tags/v1", "create", rules=MAPPED) is None
+
+
+def test_setting_off_keeps_the_old_refusal():
+    reason = run("reader", "refs/heads/feature", "create", rules=Rules(map_branches=False))
+    assert reason.startswith("you need write access to push to refs/heads/feature; push to your workspace")

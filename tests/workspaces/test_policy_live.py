@@ -36,7 +36,11 @@ def server_set(world, ref: str, sha: str | None) -> None:
 def test_policy_matrix_with_real_pushes(world, role):
     # The matrix moves main onto workspace commits and back: a Celery worker left running by an
     # earlier test would clean up those "merged" workspace refs under it (workspaces.cleanup).
-    WorkspaceSettings.objects.create(repository=world.repo, delete_merged_refs=False)
+    # Branch pushes by readers are mapped to their workspace (tests/workspaces/test_branch_push.py):
+    # off here, where the matrix is about the refs as pushed.
+    WorkspaceSettings.objects.create(
+        repository=world.repo, delete_merged_refs=False, branch_pushes_to_workspace=False
+    )
     ProtectedBranch.objects.create(repository=world.repo, name="release")
     ProtectedBranch.objects.create(repository=world.repo, name="wild", allow_force=True)
     world.add("bob")
@@ -52,14 +56,18 @@ def test_policy_matrix_with_real_pushes(world, role):
             server_set(world, ref, None if op == "create" else base)
             # --force everywhere, so the client never refuses on its own (tags): the server's
             # policy judges ancestry itself, and force does not change what is sent.
+            # Others' workspaces are hidden from every push: git sends their updates as creations,
+            # and a rewrite or a deletion needs -o force (tests/workspaces/test_branch_push.py).
+            hidden = ref_class == "other's workspace"
+            force = ["force"] if hidden else []
             if op in ("create", "update"):
                 result = me.push("--force", f"{child}:{ref}")
                 want = child
             elif op == "force":
-                result = me.push("--force", f"{unrelated}:{ref}")
+                result = me.push("--force", f"{unrelated}:{ref}", options=force)
                 want = unrelated
             else:
-                result = me.push(f":{ref}")
+                result = me.push(f":{ref}", options=force)
                 want = None
             after = world.refs().get(ref)
             allowed = expected(role, ref_class, op)
@@ -97,18 +105,13 @@ def test_what_each_pusher_is_advertised(world):
     for user in (alice, bob):
         user.commit(f"{user.username}'s work")
         assert user.push(f"HEAD:refs/users/{user.username}/topic").returncode == 0
-    assert advertised(world, alice) == {"refs/heads/main", "refs/users/alice/topic"}
-    assert advertised(world, bob) == {"refs/heads/main", "refs/users/bob/topic"}
-    # Maintainers who may edit workspaces see them all (an update of a hidden ref would fail).
-    assert advertised(world, maintainer) == {
-        "refs/heads/main",
-        "refs/users/alice/topic",
-        "refs/users/bob/topic",
-    }
-    from workspaces.models import WorkspaceSettings
-
-    WorkspaceSettings.objects.create(repository=world.repo, maintainers_may_edit=False)
+    # Contributors' workspace refs are shown as branches too (to push to them, delete, force).
+    assert advertised(world, alice) == {"refs/heads/main", "refs/heads/topic", "refs/users/alice/topic"}
+    assert advertised(world, bob) == {"refs/heads/main", "refs/heads/topic", "refs/users/bob/topic"}
+    # Maintainers see no other workspace either: their pushes stay small.
     assert advertised(world, maintainer) == {"refs/heads/main"}
+    WorkspaceSettings.objects.create(repository=world.repo, branch_pushes_to_workspace=False)
+    assert advertised(world, alice) == {"refs/heads/main", "refs/users/alice/topic"}
 
 
 def test_maintainer_pushes_into_a_contributors_workspace(world):

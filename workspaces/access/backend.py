@@ -20,20 +20,36 @@ class WorkspaceAccess(BaseGitAccess):
         return HERE / "policy.py"
 
     def extra_hooks(self) -> dict[str, Path]:
-        # Nameless pushes (refs/for/...) go through proc-receive.
-        return {"proc-receive": HERE.parent / "hooks" / "proc_receive.py"}
+        # Nameless pushes (refs/for/...), mapped branch pushes and writes to others' workspaces
+        # go through proc-receive; the modules it imports are installed beside it.
+        hooks = HERE.parent / "hooks"
+        return {
+            "proc-receive": hooks / "proc_receive.py",
+            **{name: hooks / name for name in ("hookgit.py", "refcas.py", "nameless_push.py")},
+        }
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         repo, user = req.repository, req.user
         env = selectors.rules_for(repo).to_env()
+        mapped = user is not None and hiding.maps_branches(repo, req.role)
+        creates = (f"refs/users/{user.username}/", "refs/for/") if user is not None else ()
         if user is not None and any(
-            is_zero(old) and ref.startswith((f"refs/users/{user.username}/", "refs/for/"))
+            (is_zero(old) and ref.startswith(creates)) or (mapped and ref.startswith("refs/heads/"))
             for old, _new, ref in req.commands
         ):
             # The push creates refs in the pusher's workspace: count what is there now, here,
             # so the hook need not start git (and import subprocess) on the push's critical
             # path. A concurrent push by the same user can overshoot the limit by its own size.
+            # A mapped branch push may create a workspace ref whatever old it sends (the client
+            # sends a branch's tip when it was shown one of that name).
             env["HOSTSITE_WORKSPACE_REF_COUNT"] = str(browse.count_user_refs(repo, user.username))
+        if user is not None and "atomic" in req.capabilities:
+            # An atomic push may route every ref through proc-receive, hidden ones included:
+            # the hook refuses those, as git would have (hiding.routed_refs).
+            hidden = hiding.push_hidden(repo, user, req.role)
+            refused = sorted({ref for _o, _n, ref in req.commands if hiding.is_hidden(ref, hidden)})
+            if refused:
+                env["HOSTSITE_PUSH_HIDDEN"] = " ".join(refused)
         # Which refs nameless pushes wrote, and which were restored after their work landed:
         # only the database knows, and proc-receive advances only the former.
         env.update(nameless.hook_environment(repo, user, req.commands))
@@ -44,7 +60,20 @@ class WorkspaceAccess(BaseGitAccess):
     def git_config(
         self, req: GitRequest, *, advertise: bool, refs: list[str] | None
     ) -> list[tuple[str, str]]:
-        return hiding.git_config(req.repository, req.user, req.role, service=req.service, advertise=advertise)
+        return hiding.git_config(
+            req.repository,
+            req.user,
+            req.role,
+            service=req.service,
+            advertise=advertise,
+            commands=req.commands,
+            atomic="atomic" in req.capabilities,
+        )
+
+    def push_aliases(self, req: GitRequest) -> list[tuple[str, str]]:
+        if req.service != "receive-pack":
+            return []
+        return hiding.push_aliases(req.repository, req.user, req.role)
 
     def commit_hidden(self, req: GitRequest, sha: str) -> bool:
         return not visibility.view_for(req.repository, req.user).object_visible(sha)

@@ -171,6 +171,20 @@ def decide(
             if ref.startswith("refs/heads/")
             else ("tag", ref[len("refs/tags/") :])
         )
+        if role not in WRITE_ROLES and rules.map_branches:
+            if kind == "branch":
+                # proc-receive writes it to refs/users/<pusher>/<name>: judged as that write. Its
+                # old may be a branch's tip (the client was shown the branch): the hook counts
+                # creations against the ref limit exactly.
+                mapped = Update(update.old, update.new, f"refs/users/{pusher}/{name}")
+                if len(mapped.ref.encode()) > MAX_REF_BYTES:
+                    return f"{ref[:80]!r} is too long for your workspace (at most {MAX_REF_BYTES} bytes)"
+                return _own_workspace(pusher, mapped, rules, workspace_ref_count, creates_so_far)
+            return (
+                f"you need write access to push tags ({ref}); tags are the maintainers' to make. "
+                f"Push the work to your workspace instead ({_workspace_hint(pusher, name)}) "
+                f"and ask a maintainer to tag it"
+            )
         if rules.mirror:
             return (
                 f"this repository mirrors an upstream: its branches and tags change only through the "
@@ -201,14 +215,7 @@ def decide(
         if owner in rules.taken_down and not update.is_delete:
             return f"{owner}'s workspace on this repository was taken down by a moderator; {ref} was not accepted"
         if owner == pusher:
-            if pusher in rules.frozen:
-                return f"your workspace on this repository is frozen by a moderator; {ref} was not updated"
-            if update.is_create and workspace_ref_count(pusher) + creates_so_far >= rules.ref_limit:
-                return (
-                    f"your workspace already holds {rules.ref_limit} refs, the limit; delete some with "
-                    f"git push origin :refs/users/{pusher}/<name>"
-                )
-            return None
+            return _own_workspace(pusher, update, rules, workspace_ref_count, creates_so_far)
         if role == "admin" or (role == "maintainer" and rules.maintainers_edit_workspaces):
             return None
         return f"{ref} is in {owner}'s workspace; push to yours instead: {_workspace_hint(pusher, rest)}"
@@ -224,6 +231,31 @@ def decide(
         f"{ref} is not a ref you can push to. Use refs/users/{pusher}/<name> "
         f"(git push origin HEAD:refs/users/{pusher}/my-change) or git push origin HEAD:refs/for/{default}"
     )
+
+
+def _own_workspace(pusher: str, update: Update, rules: Rules, workspace_ref_count, creates_so_far: int):
+    """The rules of a write to the pusher's own workspace (a taken-down one was refused
+    already, but for a branch push mapped to it: checked here too)."""
+    ref = update.ref
+    if pusher in rules.taken_down and not update.is_delete:
+        return f"your workspace on this repository was taken down by a moderator; {ref} was not accepted"
+    if pusher in rules.frozen:
+        return f"your workspace on this repository is frozen by a moderator; {ref} was not updated"
+    if update.is_create and workspace_ref_count(pusher) + creates_so_far >= rules.ref_limit:
+        return (
+            f"your workspace already holds {rules.ref_limit} refs, the limit; delete some with "
+            f"git push origin :refs/users/{pusher}/<name>"
+        )
+    return None
+
+
+def counts_as_create(role: str, pusher: str, update: Update, rules: Rules) -> bool:
+    """Whether an accepted update creates a ref in the pusher's workspace (the ref limit)."""
+    if not update.is_create:
+        return False
+    if update.ref.startswith(f"refs/users/{pusher}/"):
+        return True
+    return rules.map_branches and role not in WRITE_ROLES and update.ref.startswith("refs/heads/")
 
 
 def decide_all(
@@ -251,6 +283,6 @@ def decide_all(
         )
         if reason:
             reasons.append(reason)
-        elif update.is_create and update.ref.startswith(f"refs/users/{pusher}/"):
+        elif counts_as_create(role, pusher, update, rules):
             creates += 1
     return reasons

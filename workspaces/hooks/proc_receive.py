@@ -1,24 +1,26 @@
-# proc-receive: nameless push. `git push origin HEAD:refs/for/<branch>[/<topic>]` (or with
-# -o topic=<name>) lands in the pusher's workspace under a name the server picks, and the
-# client is told the real ref (`option refname`). A push that fast-forwards one of the
-# pusher's live nameless heads for the same branch advances it (nameless_head); any other work
-# gets a ref of its own. Standalone: no Django, no project imports (see
-# repos/hooks/__init__.py). Protocol: githooks(5), "proc-receive".
+# proc-receive: the pushes whose refs are not written as sent (githooks(5), "proc-receive").
+# The web view routes here, per request (workspaces.access.hiding):
+# - refs/for/<branch>[/<topic>]: nameless push (nameless_push.py);
+# - refs/heads/<name> from a pusher who may not write branches, when the repository maps branch
+#   pushes: the pusher's refs/users/<me>/<name>, reported back (`option refname`) so git prints
+#   `my-fix -> refs/users/alice/my-fix`;
+# - refs/users/<other>/... from those who may edit others' workspaces: hidden from every push
+#   advertisement, so git sends them as creations (refcas.plan_cas says how they are judged);
+# - an admin's deletions in other namespaces (refs/pull/...), not shown to them: compared with
+#   the ref's tip, so the pushlog records what was deleted;
+# - every ref of an atomic push that has any of the above: receive-pack runs this hook before
+#   its own transaction, so only writing them all here, in one transaction, keeps it atomic.
+# The pre-receive policy has judged every command under its pushed name already; this hook
+# does the compare-and-swap. Standalone: no Django, no project imports, and few imports at
+# all: it is on the critical path of every push it serves (bench/branch_push.py).
 import os
-import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from updates import ZERO_OID as ZERO  # installed beside this hook (repos.storage.install_hooks)
-from updates import is_zero
+from hookgit import is_zero, run  # installed beside this hook (repos.storage.install_hooks)
+from refcas import Plan, apply, apply_atomic, plan_cas, plan_direct
 
-SHORT = 12
-_TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-# A nameless head's last component: the commit it was created at, abbreviated (longer when 12
-# digits are ambiguous), and a number when that name was taken.
-_NAMELESS = re.compile(r"^[0-9a-f]{12,64}(?:-[0-9]+)?$")
-MAX_SAME_NAME = 100
+WRITE_ROLES = ("maintainer", "admin")
 
 
 def read_pkt(stream):
@@ -45,176 +47,98 @@ def write_pkt(stream, text):
     stream.write(f"{len(data) + 4:04x}".encode() + data)
 
 
-def git(*args, check=True):
-    return subprocess.run(["git", *args], capture_output=True, text=True, check=check)
+def env_int(name, default):
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else default
 
 
-def ref_exists(ref):
-    return git("show-ref", "--verify", "--quiet", ref, check=False).returncode == 0
+class Push:
+    """What the web view told the hook about this push (HOSTSITE_* variables)."""
 
+    def __init__(self, env, options, atomic):
+        self.atomic = atomic
+        self.pusher = env.get("HOSTSITE_PUSHER", "")
+        self.own = f"refs/users/{self.pusher}/"
+        self.options = options
+        self.limit = env_int("HOSTSITE_WORKSPACE_REF_LIMIT", 1000)
+        # Branch pushes of those who may not write branches go to their workspace.
+        self.mapped = env.get("HOSTSITE_MAP_BRANCHES") == "1" and env.get("HOSTSITE_ROLE") not in WRITE_ROLES
+        # Refs this pusher may not update (an atomic push routes every ref here, hidden or not).
+        self.hidden = frozenset(env.get("HOSTSITE_PUSH_HIDDEN", "").split())
+        # From the database (workspaces.nameless): which refs nameless pushes wrote, for which
+        # branch, and which were restored after their work landed.
+        self.restored = frozenset(env.get("HOSTSITE_RESTORED_REFS", "").split())
+        self.heads = dict(
+            item.rpartition(":")[::2] for item in env.get("HOSTSITE_NAMELESS_HEADS", "").split()
+        )
+        self._count = env.get("HOSTSITE_WORKSPACE_REF_COUNT", "")
+        self.created = 0  # workspace refs this hook created (or will, atomically) so far
 
-def is_ancestor(a, b):
-    return git("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
-
-
-def split_target(rest):
-    """refs/for/<branch>[/<topic>]: the longest existing branch wins (branches contain '/')."""
-    parts = rest.split("/")
-    for cut in range(len(parts), 0, -1):
-        branch = "/".join(parts[:cut])
-        if ref_exists(f"refs/heads/{branch}"):
-            return branch, "/".join(parts[cut:])
-    return None, rest
-
-
-def handle(old, new, ref, pusher, options, limit, heads=None, restored=frozenset()):
-    """(status line, [option lines]) for one refs/for/ command. `heads`: the refs nameless
-    pushes wrote, with their branch; `restored`: refs restored after their work landed (both
-    from the web view, workspaces.nameless)."""
-    heads = heads or {}
-    if is_zero(new):
-        return (
-            f"ng {ref} deleting through refs/for/ is not possible; delete the workspace ref: "
-            f"git push origin :refs/users/{pusher}/<name>"
-        ), []
-    branch, topic = split_target(ref[len("refs/for/") :])
-    if branch is None:
-        return f"ng {ref} no branch {topic!r} to propose work for; push to refs/for/<existing branch>", []
-    if is_ancestor(new, f"refs/heads/{branch}"):
-        # A head at a commit the branch has would be merged work from the start, and every
-        # later push on top of the branch would descend from it.
-        return (
-            f"ng {ref} no new changes: {new[:SHORT]} is already on {branch}; commit your work and push again"
-        ), []
-    topic = options.get("topic") or topic
-    prefix = f"refs/users/{pusher}/"
-    if topic:
-        if not _TOPIC.match(topic):
-            return f"ng {ref} invalid topic {topic!r}: letters, digits, '.', '_' and '-'", []
-        target = f"{prefix}{topic}"
-        current = git("rev-parse", "--verify", "--quiet", target, check=False).stdout.strip() or ZERO
-        refusal = retired_topic(ref, target, current, branch, heads, restored)
-        if refusal:
-            return refusal, []
-    else:
-        target, current = nameless_target(new, branch, f"{prefix}{branch}/", heads, restored)
-        if target is None:
-            return f"ng {ref} too many workspace refs named after {new[:SHORT]}; delete some", []
-    if is_zero(current):
-        count = git("for-each-ref", "--format=x", prefix).stdout.count(
-            "\n"
-        )  # exact: proc-receive runs git anyway
-        if count >= limit:
+    def workspace_full(self):
+        """Why one more ref may not be created in the pusher's workspace, or None."""
+        if self._count.isdigit():
+            # Counted by the web view before git started: add what this hook created since.
+            count = int(self._count) + self.created
+        else:
+            count = run("for-each-ref", "--format=x", self.own).stdout.count("\n")
+            count += self.created if self.atomic else 0  # written already unless atomic
+        if count >= self.limit:
             return (
-                f"ng {ref} your workspace already holds {limit} refs, the limit; delete some with "
-                f"git push origin :refs/users/{pusher}/<name>"
-            ), []
-    if current == new:
-        return f"ok {ref}", [f"option refname {target}", f"option old-oid {current}", f"option new-oid {new}"]
-    # Compare-and-swap against what we just read: a concurrent push cannot be overwritten.
-    result = git(
-        "update-ref", "-m", f"hostsite: nameless push by {pusher} to {ref}", target, new, current, check=False
-    )
-    if result.returncode != 0:
-        return f"ng {ref} {target} changed while pushing; push again", []
-    lines = [f"option refname {target}", f"option old-oid {current}", f"option new-oid {new}"]
-    if not is_zero(current) and not is_ancestor(current, new):
-        lines.append("option forced-update")
-    return f"ok {ref}", lines
-
-
-def nameless_target(new, branch, base, heads, restored):
-    """(ref, its current tip or ZERO) for a nameless push of `new` for `branch`: the nameless
-    head it builds on, or else a fresh name under `base` (refs/users/<pusher>/<branch>/)."""
-    head = nameless_head(new, branch, base, heads, restored)
-    if head:
-        return head
-    short = git("rev-parse", f"--short={SHORT}", new).stdout.strip()
-    # The name is taken by a head that may not advance (restored, merged, or other work):
-    # a numbered name beside it, never that ref.
-    taken = set(git("for-each-ref", "--format=%(refname)", f"{base}{short}*").stdout.split())
-    for n in range(1, MAX_SAME_NAME + 1):
-        name = f"{base}{short}" + (f"-{n}" if n > 1 else "")
-        if name not in taken:
-            return name, ZERO
-    return None, ZERO
-
-
-def nameless_head(new, branch, base, heads, restored):
-    """The pusher's nameless head for `branch` that `new` fast-forwards, as (ref, tip), or None.
-    Candidates: refs named `<base><hex>[-<n>]` that nameless pushes for this branch wrote
-    (a plain push may use such a name too), that hold work the branch lacks (a merged head
-    would capture every later push built on the branch), and that were not restored after
-    merged-ref cleanup archived them (their work landed). Topic refs live outside `base`."""
-    listed = git(
-        "for-each-ref",
-        "--sort=-committerdate",
-        "--format=%(refname) %(objectname)",
-        f"--no-merged=refs/heads/{branch}",
-        base,
-    ).stdout
-    for line in listed.splitlines():
-        head_ref, head_sha = line.split(" ", 1)
-        if (
-            not _NAMELESS.match(head_ref[len(base) :])
-            or heads.get(head_ref) != branch
-            or head_ref in restored
-        ):
-            continue
-        if is_ancestor(head_sha, new):
-            return head_ref, head_sha
-    return None
-
-
-def retired_topic(ref, target, current, branch, heads, restored):
-    """Why a topic push may not move the existing topic ref, or None. A topic names one ref,
-    so other work cannot get a new one: the push is refused rather than capture a ref whose
-    work landed, or that was proposed for another branch. A live topic ref of the same branch
-    is the topic's work and follows it, rewritten or not (a new revision of its proposal)."""
-    if is_zero(current):
+                f"your workspace already holds {self.limit} refs, the limit; delete some with "
+                f"git push origin :refs/users/{self.pusher}/<name>"
+            )
         return None
-    if target in restored:
-        why = "was restored after its work landed"
-    elif is_ancestor(current, f"refs/heads/{branch}"):
-        why = f"holds work already on {branch}"
-    elif heads.get(target, branch) != branch:
-        why = f"holds work proposed for {heads[target]}"
-    else:
-        return None
-    return f"ng {ref} {target} {why}; use another topic, or delete it first: git push origin :{target}"
 
+    def plan(self, old, new, ref):
+        if not self.pusher:
+            return Plan.refused(ref, "pushes must go through hostsite's HTTP endpoint")
+        if ref in self.hidden:
+            return Plan.refused(ref, "deny updating a hidden ref")
+        if ref.startswith("refs/for/"):
+            import nameless_push  # its regular expressions only for the pushes that need them
 
-def note_target(ref, status, extra):
-    """Tell the platform which branch a nameless push was for (a topic ref's name does not say):
-    an `option hostsite.for=<workspace ref> <branch>` line in the updates file, which
-    post-receive never lets a client write. Change proposals opened with -o title= use it."""
-    updates_file = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
-    refname = next(
-        (line[len("option refname ") :] for line in extra if line.startswith("option refname ")), None
-    )
-    if not updates_file or not status.startswith("ok ") or not refname:
-        return
-    branch, _topic = split_target(ref[len("refs/for/") :])
-    if branch:
-        with open(updates_file, "a", encoding="utf-8") as fh:
-            fh.write(f"option hostsite.for={refname} {branch}\n")
+            plan = nameless_push.plan(
+                old,
+                new,
+                ref,
+                self.pusher,
+                self.options,
+                self.limit - (self.created if self.atomic else 0),
+                self.heads,
+                self.restored,
+            )
+        elif self.mapped and ref.startswith("refs/heads/"):
+            target = self.own + ref[len("refs/heads/") :]
+            message = f"hostsite: branch push by {self.pusher} to {ref}"
+            plan = plan_cas(
+                ref,
+                target,
+                old,
+                new,
+                self.options,
+                message=message,
+                limit_check=self.workspace_full,
+                optimistic=not self.atomic,  # an atomic push writes nothing before all are judged
+            )
+        elif ref.startswith("refs/users/") and not ref.startswith(self.own):
+            message = f"hostsite: push by {self.pusher}"
+            plan = plan_cas(ref, ref, old, new, self.options, message=message, optimistic=not self.atomic)
+        else:
+            # Every ref of an atomic push; an admin's deletion in another namespace.
+            plan = plan_direct(ref, old, new, f"hostsite: push by {self.pusher}")
+        if not plan.refusal and plan.target.startswith(self.own) and is_zero(plan.expected):
+            self.created += 1
+        return plan
 
 
 def main() -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    pusher = os.environ.get("HOSTSITE_PUSHER", "")
-    try:
-        limit = int(os.environ.get("HOSTSITE_WORKSPACE_REF_LIMIT", "1000"))
-    except ValueError:
-        limit = 1000
-    # From the database (workspaces.nameless): which refs nameless pushes wrote, for which
-    # branch, and which were restored after their work landed.
-    restored = frozenset(os.environ.get("HOSTSITE_RESTORED_REFS", "").split())
-    heads = dict(item.rpartition(":")[::2] for item in os.environ.get("HOSTSITE_NAMELESS_HEADS", "").split())
-    # Version negotiation: ask for push options (-o topic=...).
+    # Version negotiation: ask for push options (-o topic=..., -o force); learn whether the
+    # push is atomic.
     first = read_section(stdin)
-    caps = first[0].split(b"\0", 1)[1].decode() if first and b"\0" in first[0] else ""
-    want_options = "push-options" in caps.split()
+    caps = first[0].split(b"\0", 1)[1].decode().split() if first and b"\0" in first[0] else []
+    want_options = "push-options" in caps
+    atomic = "atomic" in caps
     write_pkt(stdout, "version=1\0" + ("push-options" if want_options else ""))
     stdout.write(b"0000")
     stdout.flush()
@@ -224,22 +148,27 @@ def main() -> int:
         for raw in read_section(stdin):
             key, _, value = raw.decode("utf-8", "replace").rstrip("\n").partition("=")
             options[key] = value
-    for old, new, ref in commands:
-        if not pusher:
-            status, extra = f"ng {ref} pushes must go through hostsite's HTTP endpoint", []
-        else:
-            status, extra = handle(old, new, ref, pusher, options, limit, heads, restored)
+    push = Push(os.environ, options, atomic)
+    if atomic:
+        plans = [push.plan(old, new, ref) for old, new, ref in commands]
+        reports = apply_atomic(plans, f"hostsite: atomic push by {push.pusher}")
+    else:
+        plans, reports = [], []
+        for old, new, ref in commands:  # one at a time: a ref may build on the one before
+            plans.append(push.plan(old, new, ref))
+            reports.append(apply(plans[-1]))
+    for plan, (status, extra) in zip(plans, reports, strict=True):
         write_pkt(stdout, status)
         for line in extra:
             write_pkt(stdout, line)
-        note_target(ref, status, extra)
-        refname = next(
-            (line[len("option refname ") :] for line in extra if line.startswith("option refname ")), ""
-        )
-        if status.startswith("ok ") and refname:
+        if status.startswith("ok ") and plan.target != plan.ref:
+            if plan.ref.startswith("refs/for/"):
+                import nameless_push
+
+                nameless_push.note_target(plan.ref, plan.target)
             # Only report-status-v2 carries `option refname`, and libgit2 and dulwich speak v1:
             # their users learn the name from this `remote:` line (tests/repos/test_other_clients.py).
-            sys.stderr.write(f"hostsite: {ref} landed in {refname}\n")
+            sys.stderr.write(f"hostsite: {plan.ref} landed in {plan.target}\n")
             sys.stderr.flush()
     stdout.write(b"0000")
     stdout.flush()
