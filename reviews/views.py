@@ -162,7 +162,7 @@ def proposal_detail(
     }
     # Its files, to edit in place on its ref (on the latest revision of an open proposal).
     context["edit_links"] = (
-        proposal_edit_links(repo, user, proposal.source_ref, context["diff"].files)
+        proposal_edit_links(repo, user, proposal.number, proposal.source_ref, context["diff"].files)
         if proposal.is_open and latest is not None and shown.pk == latest.pk
         else []
     )

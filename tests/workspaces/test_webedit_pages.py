@@ -404,21 +404,22 @@ def test_a_proposal_s_files_are_edited_in_place(scene, monkeypatch, django_captu
             repo=scene.repo, user=scene.carl, source_ref=ref, target_branch="main", title="Fix"
         )
     url = f"/olga/proj/proposals/{proposal.number}"
-    link = f'href="/olga/proj/edit/{ref}/README.md"'
+    editor = f"/olga/proj/edit/{ref}/README.md?proposal={proposal.number}"
+    link = f'href="{editor}"'
     assert link in page(client, url) and link in page(signed_in(scene.maud), url)
     assert link not in page(signed_in(UserFactory(username="otto")), url)
     assert link not in page(Client(), url)
 
     # The maintainer follows the link: the commit lands on carl's ref, after his.
     maud = signed_in(scene.maud)
-    fields, choices = read_form(page(maud, f"/olga/proj/edit/{ref}/README.md"))
+    fields, choices = read_form(page(maud, editor))
     assert choices["target"] == ["ref", "workspace"] and fields["target"] == "ref"
     with django_capture_on_commit_callbacks(execute=True):
-        response = maud.post(
-            f"/olga/proj/edit/{ref}/README.md",
-            {**fields, "content": "# Carl's, reviewed\n", "message": "Review"},
-        )
+        response = maud.post(editor, {**fields, "content": "# Carl's, reviewed\n", "message": "Review"})
     assert response.status_code == 302
+    done = page(maud, response["Location"])
+    assert f'href="/olga/proj/proposals/{proposal.number}"' in done and "open-proposal" not in done
+    assert f"<code>{ref}</code>" in done  # not "your workspace": carl's
     second = tip(scene.repo, ref)
     assert scene.file(second, "README.md") == b"# Carl's, reviewed\n"
     parents = run_git(["rev-list", "--parents", "-1", second], repo=scene.repo.disk_path).text.split()

@@ -78,14 +78,17 @@ def what_changed(
     return Change(now, shown, truncated=len(lines) > DIFF_MAX_LINES)
 
 
-def remember(request, repo, result, message: str) -> None:
-    """Kept in the session for the result page (post/redirect/get), one per repository."""
+def remember(request, repo, result, message: str, *, proposal: int | None = None) -> None:
+    """Kept in the session for the result page (post/redirect/get), one per repository.
+    `proposal`: the number of the proposal whose file was edited in place."""
     done = dict(request.session.get(DONE_KEY) or {})
     done[str(repo.pk)] = {
         "ref": result.ref,
         "commit": result.commit,
         "created": result.created,
         "proposal_url": result.proposal_url,
+        "proposal": proposal,
+        "mine": result.ref.startswith(f"{WORKSPACES}{request.user.username}/"),
         "subject": message.strip().splitlines()[0] if message.strip() else "",
     }
     request.session[DONE_KEY] = done

@@ -107,7 +107,7 @@ def page_url(repo, kind: str, place_ref: str, path: str = "") -> str:
     return base[: -len("x")] + spec
 
 
-def proposal_edit_links(repo, user, source_ref: str, files) -> list[tuple[str, str]]:
+def proposal_edit_links(repo, user, number: int, source_ref: str, files) -> list[tuple[str, str]]:
     """(path, editor URL) for each file a proposal's revision changes and still has, when the
     viewer may commit to its ref (its author; maintainers while they may edit workspaces;
     admins): the commit lands on that ref, a new revision as if pushed. `files` are
@@ -118,7 +118,7 @@ def proposal_edit_links(repo, user, source_ref: str, files) -> list[tuple[str, s
     if owner is None or not may_write_ref(repo, user, Place(source_ref, "", "", ref_owner=owner)):
         return []
     return [
-        (f.path, page_url(repo, "edit", source_ref, f.path))
+        (f.path, f"{page_url(repo, 'edit', source_ref, f.path)}?proposal={number}")
         for f in files
         if f.new_path is not None and not f.binary and f.new_mode != "120000"
     ]

@@ -133,7 +133,8 @@ def _commit(
             and outcome.what_changed(
                 repo, place, target_ref, change.path, edit.base_commit, change.expected_blob
             ),
-            "reload_url": places.page_url(repo, PAGES[kind], place.base_ref, place.path),
+            "reload_url": places.page_url(repo, PAGES[kind], place.base_ref, place.path)
+            + (f"?proposal={number}" if (number := _proposal_number(request)) else ""),
             "tab": "code",
         }
         return render(request, "workspaces/webedit/conflict.html", context, status=409)
@@ -147,8 +148,16 @@ def _commit(
         return redirect(
             url_for(repo, "tree", place.branch, place.directory if kind == "delete" else place.path)
         )
-    outcome.remember(request, repo, result, edit.message)
+    # Back to the proposal whose ref got the commit; a new ref gets "Open proposal" instead.
+    number = _proposal_number(request) if result.ref == place.base_ref else None
+    outcome.remember(request, repo, result, edit.message, proposal=number)
     return redirect("webedit-done", owner=repo.owner.username, name=repo.name)
+
+
+def _proposal_number(request) -> int | None:
+    """`?proposal=<n>`: the page was opened from that proposal (its files edited in place)."""
+    number = request.GET.get("proposal", "")
+    return int(number) if number.isdigit() and len(number) <= 9 else None
 
 
 def _joined(directory: str, name: str) -> str:
