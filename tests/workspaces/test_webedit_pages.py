@@ -230,6 +230,9 @@ def test_add_a_file_in_a_directory(scene):
         "sub/.GIT/hooks/x",
         "a//b",
         "x" * 300,
+        "a\nb.txt",
+        "a\x00b.txt",
+        "evil\u202etxt.exe",  # a bidirectional override
         "intro.md",  # exists: an edit, not an add
         "intro.md/inside",  # under a file
         "",
@@ -452,3 +455,16 @@ def test_the_conflict_page_shows_no_object_named_by_hand(scene):
     assert response.status_code == 409, response.status_code
     assert b"top secret" not in response.content
     assert scene.refs() == ["refs/users/hugo/w"]
+
+
+def test_file_names_are_shown_as_text(scene):
+    client = signed_in(scene.maud)
+    name = "<img src=x onerror=alert(1)>.txt"
+    response = submit(client, "/olga/proj/new/main", filename=name, content="x\n", target="branch")
+    assert response.status_code == 302
+    quoted = "%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.txt"
+    for url in (f"/olga/proj/edit/main/{quoted}", f"/olga/proj/delete/main/{quoted}"):
+        html = page(client, url)
+        assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;.txt" in html, url
+    fields, _ = read_form(page(client, f"/olga/proj/edit/main/{quoted}"))
+    assert fields["message"] == f"Update {name}"
