@@ -32,7 +32,7 @@ class SignupForm(forms.Form):
 class ProfileForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ["display_name", "email", "bio"]
+        fields = ["display_name", "email", "bio", "commit_name", "commit_email"]
         widgets = {"bio": forms.Textarea(attrs={"rows": 4})}
 
 

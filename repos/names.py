@@ -108,3 +108,30 @@ def validate_repo_name(value: str) -> None:
         )
     if lowered in RESERVED_NAMES or lowered.split(".")[0] in {"con", "nul", "aux", "prn"}:
         raise ValidationError(f"'{value}' is reserved.", code="reserved")
+
+
+# Characters git strips from the ends of an identity's name ("crud"), and what no ident line
+# may hold: <> delimit the e-mail, a newline would end the header.
+_IDENT_CRUD = ".,:;<>\"\\' \t"
+COMMIT_NAME_MAX = 100
+
+
+def _has_control(value: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
+
+
+def validate_commit_name(value: str) -> None:
+    """A name for the author and committer lines of commits made on the web."""
+    if _has_control(value) or "<" in value or ">" in value:
+        raise ValidationError("A commit name may not contain <, > or control characters.", code="invalid")
+    if value and not value.strip(_IDENT_CRUD):
+        raise ValidationError("A commit name needs a letter or digit, not only punctuation.", code="invalid")
+
+
+def validate_commit_email(value: str) -> None:
+    """An e-mail address for commits: on top of Django's own check (which accepts a quoted local
+    part holding almost anything), nothing git would misread in an ident line."""
+    if _has_control(value) or any(c in value for c in "<> "):
+        raise ValidationError(
+            "A commit e-mail may not contain <, >, spaces or control characters.", code="invalid"
+        )

@@ -10,7 +10,13 @@ from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
 from django.db.models.functions import Lower
 
-from repos.names import validate_repo_name, validate_username
+from repos.names import (
+    COMMIT_NAME_MAX,
+    validate_commit_email,
+    validate_commit_name,
+    validate_repo_name,
+    validate_username,
+)
 
 
 class HostsiteUserManager(UserManager):
@@ -28,6 +34,20 @@ class User(AbstractUser):
     )
     display_name = models.CharField(max_length=100, blank=True)
     bio = models.TextField(max_length=1000, blank=True)
+    # The identity of commits made on the web (workspaces.webedit); blank: the username and
+    # username@users.noreply.<host>.
+    commit_name = models.CharField(
+        max_length=COMMIT_NAME_MAX,
+        blank=True,
+        validators=[validate_commit_name],
+        help_text="The name on commits you make on the web. Blank: your username.",
+    )
+    commit_email = models.EmailField(
+        max_length=254,
+        blank=True,
+        validators=[validate_commit_email],
+        help_text="The e-mail on commits you make on the web. Blank: a no-reply address for your username.",
+    )
 
     objects: ClassVar[HostsiteUserManager] = HostsiteUserManager()  # type: ignore[assignment]
 

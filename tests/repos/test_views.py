@@ -98,6 +98,21 @@ def test_profile_settings():
     assert Client().get("/nobody-here").status_code == 404
 
 
+def test_profile_settings_commit_identity():
+    client, user = signed_in()
+    page = client.get("/settings/profile").content.decode()
+    assert 'name="commit_name"' in page and 'name="commit_email"' in page
+    base = {"display_name": "", "email": "", "bio": ""}
+    response = client.post("/settings/profile", {**base, "commit_name": "Alice <evil>", "commit_email": ""})
+    assert response.status_code == 200 and "may not contain &lt;, &gt;" in response.content.decode()
+    user.refresh_from_db()
+    assert user.commit_name == ""
+    identity = {"commit_name": "Alice Liddell", "commit_email": "alice@wonderland.example"}
+    assert client.post("/settings/profile", {**base, **identity}).status_code == 302
+    user.refresh_from_db()
+    assert (user.commit_name, user.commit_email) == ("Alice Liddell", "alice@wonderland.example")
+
+
 def test_new_repository_form():
     client, _user = signed_in()
     response = client.post(
