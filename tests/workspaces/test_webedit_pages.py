@@ -330,6 +330,7 @@ def test_upload_replaces_a_binary_file(scene):
 
 def test_upload_limits(scene, settings):
     settings.WEB_EDIT_MAX_BYTES = 1024
+    settings.WEB_UPLOAD_MAX_BYTES = 8 * 1024
     client = signed_in(scene.carl)
     for files, words in (
         ([_upload("big.bin", b"x" * 2000)], "larger than"),

@@ -9,14 +9,15 @@ from django.conf import settings
 OID = r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$"
 MESSAGE_MAX = 10_000
 NAME_MAX = 200
-# Uploads: per file the edit limit (settings.WEB_EDIT_MAX_BYTES), and at most this many files
-# and this many times the edit limit in one request, checked before the body is read.
+# Uploads: per file the edit limit (settings.WEB_EDIT_MAX_BYTES: a larger file is view-only),
+# at most this many files, and settings.WEB_UPLOAD_MAX_BYTES in all, checked before the body
+# is read (plus room for the form's other fields and the multipart framing).
 UPLOAD_MAX_FILES = 20
-UPLOAD_TOTAL_FACTOR = 8
+UPLOAD_FRAMING = 64 * 1024
 
 
 def upload_total_max() -> int:
-    return settings.WEB_EDIT_MAX_BYTES * UPLOAD_TOTAL_FACTOR
+    return settings.WEB_UPLOAD_MAX_BYTES
 
 
 def _oid_field() -> forms.RegexField:

@@ -18,6 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import filesizeformat
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from repos import browse
@@ -223,8 +224,8 @@ def upload(request, repo, place: Place):
     except ValueError:
         length = 0
     # Refused before Django reads (and spools) the body; nothing was typed but the files.
-    if request.method == "POST" and length > forms.upload_total_max() + 64 * 1024:
-        reason = f"At most {forms.upload_total_max() // (1024 * 1024)} MiB can be uploaded at once."
+    if request.method == "POST" and length > forms.upload_total_max() + forms.UPLOAD_FRAMING:
+        reason = f"At most {filesizeformat(forms.upload_total_max())} can be uploaded at once."
         return render(
             request, "workspaces/webedit/refused.html", {"repo": repo, "reason": reason}, status=413
         )
