@@ -41,6 +41,7 @@ def commit_and_propose(page, base: str, subject: str) -> Proposal:
     page.click("#webedit-form button[type=submit]")
     page.wait_for_url(f"{base}/owner/project/edited")
     assert "Committed to your workspace" in page.inner_text("main")
+    shot(page, "webedit-done.png")
     page.click("#open-proposal")
     page.wait_for_load_state()
     title = page.locator("input[name=title]")
@@ -70,6 +71,7 @@ def test_edit_add_upload_and_delete_each_end_in_a_proposal(world, browser_page, 
 
     # Edit: the blob page's Edit button, the textarea with the file, a commit message.
     page.goto(f"{base}/owner/project/blob/main/file.txt")
+    shot(page, "webedit-blob.png")
     page.click("#edit-file")
     assert page.locator("textarea[name=content]").input_value() == "base\n"
     assert page.locator("[data-editor-status]").inner_text() == "1 line, 5 characters"  # the script ran
@@ -92,6 +94,7 @@ def test_edit_add_upload_and_delete_each_end_in_a_proposal(world, browser_page, 
     upload[1].write_bytes(b"\x00\x01two")
     page.goto(f"{base}/owner/project/tree/main")
     page.click("#upload-files")
+    shot(page, "webedit-upload.png")
     page.set_input_files("input[name=files]", [str(p) for p in upload])
     uploaded = commit_and_propose(page, base, "Upload two files")
     assert show(world, uploaded.source_ref, "one.txt") == "one\n"
