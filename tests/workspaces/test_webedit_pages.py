@@ -103,8 +103,17 @@ def test_edit_is_disabled_with_the_reason(scene, settings, path):
     button = re.search(r"<button[^>]*disabled[^>]*>Edit</button> <span[^>]*>([^<]+)</span>", blob)
     assert button and button.group(1).strip(), blob
     assert f'href="/olga/proj/edit/main/{path}"' not in blob
-    editor = page(signed_in(scene.carl), f"/olga/proj/edit/main/{path}")
+    client = signed_in(scene.carl)
+    editor = page(client, f"/olga/proj/edit/main/{path}")
     assert 'id="not-editable"' in editor and "<textarea" not in editor
+    # A form posted anyway (built by hand) commits nothing.
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page(client, "/olga/proj/new/main"))
+    assert token
+    response = client.post(
+        f"/olga/proj/edit/main/{path}",
+        {"csrfmiddlewaretoken": token.group(1), "content": "x", "message": "m", "target": "workspace"},
+    )
+    assert response.status_code == 400 and scene.refs() == []
 
 
 # --- who gets what -------------------------------------------------------------------------------
@@ -416,7 +425,9 @@ def test_a_proposal_s_files_are_edited_in_place(scene, monkeypatch, django_captu
 
     # The maintainer follows the link: the commit lands on carl's ref, after his.
     maud = signed_in(scene.maud)
-    fields, choices = read_form(page(maud, editor))
+    html = page(maud, editor)
+    assert 'href="/olga/proj/workspaces/carl/fix"' in html  # Cancel: back to the ref's page
+    fields, choices = read_form(html)
     assert choices["target"] == ["ref", "workspace"] and fields["target"] == "ref"
     with django_capture_on_commit_callbacks(execute=True):
         response = maud.post(editor, {**fields, "content": "# Carl's, reviewed\n", "message": "Review"})

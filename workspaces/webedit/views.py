@@ -19,6 +19,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from repos import browse
@@ -69,11 +70,19 @@ def _form(request, repo, place: Place, kind: Kind, initial: dict):
 
 
 def _page(request, repo, place: Place, kind: str, form, *, status: int = 200, **extra):
-    back = (
-        url_for(repo, "tree" if kind in ("add", "upload") else "blob", place.branch, place.path)
-        if place.branch
-        else None
-    )
+    if place.branch:
+        back = url_for(repo, "tree" if kind in ("add", "upload") else "blob", place.branch, place.path)
+    else:  # a workspace ref is not browsable by name: back to its page
+        username, refname = place.base_ref.removeprefix(places.WORKSPACES).split("/", 1)
+        back = reverse(
+            "workspace-ref",
+            kwargs={
+                "owner": repo.owner.username,
+                "name": repo.name,
+                "username": username,
+                "refname": refname,
+            },
+        )
     context = {
         "repo": repo,
         "place": place,
@@ -180,7 +189,10 @@ def edit(request, repo, place: Place):
     )
     if editable.reasons:
         upload_url = places.page_url(repo, "upload", place.base_ref, place.directory)
-        return _page(request, repo, place, "edit", None, editable=editable, upload_url=upload_url)
+        status = 400 if request.method == "POST" else 200
+        return _page(
+            request, repo, place, "edit", None, status=status, editable=editable, upload_url=upload_url
+        )
     if request.method == "POST":
         if not form.is_valid():
             return _page(request, repo, place, "edit", form, status=400, editable=editable)
