@@ -136,4 +136,10 @@ def test_two_tabs_editing_one_file_end_in_the_conflict_page(world, browser_page,
     page.click("#reload")
     page.wait_for_load_state()
     assert page.locator("textarea[name=content]").input_value() == "theirs\n"
+    # On a phone the editor fits: it scrolls inside its text box, never the page sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    inner, scroll = page.evaluate("[innerWidth, document.documentElement.scrollWidth]")
+    shot(page, "webedit-editor-phone.png")
+    assert scroll <= inner, (scroll, inner)
     assert page.dialogs == [] and page.evaluate("window.pwned") is None
