@@ -1,4 +1,5 @@
-"""The web editor's pages as a browser without JavaScript uses them: GET a page, read its form
+"""The web editor's pages as a browser without JavaScript uses them, and the scene they are
+used on (a repository imported from `build_history`, with its users): GET a page, read its form
 (hidden fields, prefilled values, the checked choice), change some fields, POST it back with
 the page's CSRF token through a client that enforces CSRF."""
 
@@ -10,10 +11,15 @@ from pathlib import Path
 
 from django.test import Client
 
+from repos import services as repo_services
+from repos.git import run_git
 from repos.gittools import rev_parse
+from repos.models import Role, Visibility
+from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.repos.histories import Work
 
+XSS = "<img src=x onerror=alert(1)><script>window.pwned=1</script>"
 BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 
@@ -111,3 +117,50 @@ def tip(repo, ref: str) -> str | None:
 
 def show(repo, rev: str, env: dict[str, str]) -> str:
     return git(env, "--git-dir", str(repo.disk_path), "show", rev).stdout
+
+
+def build_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The imported history and the git environment (a module-scoped fixture's value)."""
+    home = tmp_path_factory.mktemp("home")
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    }
+    return source(tmp_path_factory.mktemp("src") / "work", env), env
+
+
+class Scene:
+    def __init__(self, history, *, private: bool = False):
+        path, self.env = history
+        self.olga = UserFactory(username="olga")
+        self.maud = UserFactory(username="maud")
+        self.carl = UserFactory(username="carl")
+        self.repo = repo_services.repository_create(
+            owner=self.olga,
+            name="proj",
+            import_from=str(path),
+            visibility=Visibility.PRIVATE if private else Visibility.PUBLIC,
+        )
+        repo_services.membership_set(repo=self.repo, user=self.maud, role=Role.MAINTAINER)
+        if private:
+            repo_services.membership_set(repo=self.repo, user=self.carl, role=Role.READER)
+        self.main = tip(self.repo, "refs/heads/main")
+
+    def file(self, rev: str, path: str) -> bytes:
+        return run_git(["cat-file", "blob", f"{rev}:{path}"], repo=self.repo.disk_path).stdout
+
+    def refs(self, prefix: str = "refs/users/") -> list[str]:
+        out = run_git(["for-each-ref", "--format=%(refname)", prefix], repo=self.repo.disk_path).text
+        return out.split()
+
+
+def page(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    return response.content.decode()
