@@ -48,6 +48,8 @@ def test_blob_and_tree_pages_offer_the_editor_on_branches_only(scene):
     assert (
         'href="/olga/proj/edit/main/README.md"' in blob and 'href="/olga/proj/delete/main/README.md"' in blob
     )
+    home = page(client, "/olga/proj")
+    assert 'href="/olga/proj/new/main"' in home and 'href="/olga/proj/upload/main"' in home
     tree = page(client, "/olga/proj/tree/main/docs")
     assert 'href="/olga/proj/new/main/docs"' in tree and 'href="/olga/proj/upload/main/docs"' in tree
     # A tag and a commit id have nothing to commit onto.
