@@ -205,3 +205,26 @@ def test_file_names_are_shown_as_text(scene):
         assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;.txt" in html, url
     fields, _ = read_form(page(client, f"/olga/proj/edit/main/{quoted}"))
     assert fields["message"] == f"Update {name}"
+
+
+def test_an_upload_over_a_file_changed_since_the_page_was_loaded_conflicts(scene):
+    client = signed_in(scene.maud)
+    fields, _ = read_form(page(client, "/olga/proj/upload/main/docs"))
+    other = submit(
+        signed_in(scene.olga), "/olga/proj/edit/main/docs/intro.md", content="theirs\n", target="branch"
+    )
+    assert other.status_code == 302
+    moved = tip(scene.repo, "refs/heads/main")
+    files = [_upload("intro.md", b"mine\n")]
+    response = client.post("/olga/proj/upload/main/docs", {**fields, "files": files, "target": "branch"})
+    assert response.status_code == 409 and 'id="conflict"' in response.content.decode()
+    assert tip(scene.repo, "refs/heads/main") == moved
+    # An id typed by hand is no commit the page could have been loaded at.
+    hidden = run_git(
+        ["commit-tree", "-m", "x", f"{scene.main}^{{tree}}"], repo=scene.repo.disk_path
+    ).text.strip()
+    response = client.post(
+        "/olga/proj/upload/main/docs", {**fields, "base_commit": hidden, "files": [_upload("a.txt", b"a")]}
+    )
+    assert response.status_code == 409 and "load it again" in response.content.decode()
+    assert scene.refs() == []

@@ -24,6 +24,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from repos import browse
 from repos.errors import Conflict, Forbidden, ServiceError
+from repos.gittools import is_ancestor
 from repos.views import form_error, repo_or_404
 from repos.views.browse import display, url_for
 from workspaces.webedit import forms, outcome, places, service
@@ -251,17 +252,22 @@ def _upload(request, repo, place: Place):
     form = _form(request, repo, place, "upload", {"message": f"Upload files to {where}"})
     if request.method != "POST":
         return _page(request, repo, place, "upload", form)
-    files = request.FILES.getlist("files")
-    valid = form.is_valid()
-    changes, problem = _upload_changes(repo, place, files)
+    if not form.is_valid():
+        return _page(request, repo, place, "upload", form, status=400)
+    # The files the page showed are those of the commit it was loaded at: one of the ref's
+    # history (an id typed by hand names nothing here), else the page is out of date.
+    loaded = form.cleaned_data["base_commit"]
+    if not is_ancestor(repo.disk_path, loaded, place.commit):
+        form.add_error(None, f"{place.base_ref} changed since the page was loaded: load it again.")
+        return _page(request, repo, place, "upload", form, status=409)
+    changes, problem = _upload_changes(repo, place, loaded, request.FILES.getlist("files"))
     if problem:
         form.add_error(None, problem)
-    if not valid or problem:
         return _page(request, repo, place, "upload", form, status=400)
     return _commit(request, repo, place, "upload", form, changes)
 
 
-def _upload_changes(repo, place: Place, files) -> tuple[list[FileChange], str | None]:
+def _upload_changes(repo, place: Place, loaded: str, files) -> tuple[list[FileChange], str | None]:
     if not files:
         return [], "Choose at least one file."
     if len(files) > forms.UPLOAD_MAX_FILES:
@@ -279,7 +285,7 @@ def _upload_changes(repo, place: Place, files) -> tuple[list[FileChange], str | 
         # Over an existing file, the upload replaces the blob this page showed, or conflicts.
         existing = None
         if browse.clean_path(path) == path and name not in ("", ".", ".."):
-            found = browse.entry_at(repo.disk_path, place.commit, path)
+            found = browse.entry_at(repo.disk_path, loaded, path)
             existing = found.sha if found is not None and found.kind == "blob" else None
         changes.append(FileChange("upload", path, upload.read(), existing))
     return changes, None
