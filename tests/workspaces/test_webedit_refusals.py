@@ -228,3 +228,19 @@ def test_an_upload_over_a_file_changed_since_the_page_was_loaded_conflicts(scene
     )
     assert response.status_code == 409 and "load it again" in response.content.decode()
     assert scene.refs() == []
+
+
+@pytest.mark.parametrize("kind", ["edit", "delete"])
+def test_a_file_deleted_since_the_page_was_loaded_gets_the_conflict_page(scene, kind):
+    client = signed_in(scene.maud)
+    url = f"/olga/proj/{kind}/main/docs/intro.md"
+    fields, _ = read_form(page(client, url))
+    gone = submit(signed_in(scene.olga), "/olga/proj/delete/main/docs/intro.md", target="branch")
+    assert gone.status_code == 302
+    typed = "my version\n" if kind == "edit" else None
+    data = {**fields, "target": "branch", **({"content": typed} if typed else {})}
+    response = client.post(url, data)
+    html = response.content.decode()
+    assert response.status_code == 409 and 'id="conflict"' in html, (response.status_code, html[:3000])
+    assert "The file is no longer there." in html
+    assert typed is None or "my version" in html

@@ -178,29 +178,24 @@ def _joined(directory: str, name: str) -> str:
 @_editor_page
 def edit(request, repo, place: Place):
     editable = service.editable(repo, place.commit, place.path)
-    if editable.blob is None:
+    posted = request.method == "POST"
+    # A form that arrives after the file changed or went away goes to the service all the
+    # same: it answers with the conflict page, which keeps what was typed.
+    if editable.blob is None and not posted:
         raise Http404("no such file")
     name = display(place.path.rpartition("/")[2])
-    form = _form(
-        request,
-        repo,
-        place,
-        "edit",
-        {"content": editable.text or "", "message": f"Update {name}", "expected_blob": editable.blob},
-    )
-    if editable.reasons:
-        upload_url = places.page_url(repo, "upload", place.base_ref, place.directory)
-        status = 400 if request.method == "POST" else 200
-        return _page(
-            request, repo, place, "edit", None, status=status, editable=editable, upload_url=upload_url
-        )
-    if request.method == "POST":
-        if not form.is_valid():
-            return _page(request, repo, place, "edit", form, status=400, editable=editable)
-        text = form.cleaned_data["content"]
-        change = FileChange("edit", place.path, text.encode("utf-8"), form.cleaned_data["expected_blob"])
-        return _commit(request, repo, place, "edit", form, [change], typed=text)
-    return _page(request, repo, place, "edit", form, editable=editable)
+    initial = {"content": editable.text or "", "message": f"Update {name}", "expected_blob": editable.blob}
+    form = _form(request, repo, place, "edit", initial)
+    if not posted:
+        if editable.reasons:
+            upload_url = places.page_url(repo, "upload", place.base_ref, place.directory)
+            return _page(request, repo, place, "edit", None, editable=editable, upload_url=upload_url)
+        return _page(request, repo, place, "edit", form, editable=editable)
+    if not form.is_valid():
+        return _page(request, repo, place, "edit", form, status=400)
+    text = form.cleaned_data["content"]
+    change = FileChange("edit", place.path, text.encode("utf-8"), form.cleaned_data["expected_blob"])
+    return _commit(request, repo, place, "edit", form, [change], typed=text)
 
 
 @_editor_page
@@ -218,15 +213,15 @@ def add(request, repo, place: Place):
 
 @_editor_page
 def delete(request, repo, place: Place):
-    entry = _entry(repo, place, "delete")
-    name = display(entry.name)
-    form = _form(request, repo, place, "delete", {"message": f"Delete {name}", "expected_blob": entry.sha})
-    if request.method == "POST":
+    if request.method == "POST":  # gone or changed meanwhile: the service's conflict
+        form = _form(request, repo, place, "delete", {})
         if not form.is_valid():
             return _page(request, repo, place, "delete", form, status=400)
         change = FileChange("delete", place.path, None, form.cleaned_data["expected_blob"])
         return _commit(request, repo, place, "delete", form, [change])
-    return _page(request, repo, place, "delete", form)
+    entry = _entry(repo, place, "delete")
+    initial = {"message": f"Delete {display(entry.name)}", "expected_blob": entry.sha}
+    return _page(request, repo, place, "delete", _form(request, repo, place, "delete", initial))
 
 
 @csrf_exempt
