@@ -200,7 +200,8 @@ def edit(request, repo, place: Place):
 
 @_editor_page
 def add(request, repo, place: Place):
-    _entry(repo, place, "add")
+    if request.method != "POST":  # a directory gone meanwhile: the service says so, text kept
+        _entry(repo, place, "add")
     form = _form(request, repo, place, "add", {"message": "Add a file"})
     if request.method == "POST":
         if not form.is_valid():
