@@ -27,6 +27,7 @@ from repos.visibility import view_for
 from reviews import merge, selectors, services
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
 from workspaces import browse as ws_browse
+from workspaces.webedit.places import proposal_edit_links
 
 PER_PAGE = 30
 TAKEN_DOWN = "content_taken_down"  # repos.visibility.refuse_republishing's code
@@ -179,6 +180,12 @@ def proposal_detail(
         "title_max": TITLE_MAX,
         **diff_context(request, repo.disk_path, shown.base_sha, shown.head_sha),
     }
+    # Its files, to edit in place on its ref (on the latest revision of an open proposal).
+    context["edit_links"] = (
+        proposal_edit_links(repo, user, proposal.number, proposal.source_ref, context["diff"].files)
+        if proposal.is_open and latest is not None and shown.pk == latest.pk
+        else []
+    )
     # "Show the rest" links lead back to this page, also when it answers a merge's POST.
     args = [repo.owner.username, repo.name, proposal.number]
     context["diff_url"] = (

@@ -100,6 +100,12 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "api-workspace": Check(
         "GET", ("/api/v1/repos/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True
     ),
+    # The editor on a workspace ref (a proposal's files edited in place).
+    "webedit-edit": Check("GET", ("/{repo}/edit/refs/users/{user}/w/work.txt",), staff_taken_down=False),
+    "webedit-delete": Check("GET", ("/{repo}/delete/refs/users/{user}/w/work.txt",), staff_taken_down=False),
+    "webedit-new": Check("GET", ("/{repo}/new/refs/users/{user}/w",), staff_taken_down=False),
+    "webedit-upload": Check("GET", ("/{repo}/upload/refs/users/{user}/w/",), staff_taken_down=False),
+    "webedit-done": Exempt("the signed-in user's own last web commit, kept in their session"),
     "pushlog-atom": Listing("/{repo}/pushlog.atom"),
     "api-pushes": Listing("/api/v1/repos/{repo}/pushes"),
     "proposals": Listing("/{repo}/proposals?state=all"),
