@@ -281,11 +281,14 @@ WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 WORKSPACE_REF_LIMIT = env_int("WORKSPACE_REF_LIMIT", 1000, minimum=1)
 # Workspace refs deleted because their work landed stay restorable (under refs/archive/) this long.
 WORKSPACE_ARCHIVE_DAYS = env_int("WORKSPACE_ARCHIVE_DAYS", 30, minimum=1)
-# The web editor (workspaces.webedit): files larger than this are view-only (upload replaces
-# them), and what one upload of files may bring in all.
+# The web editor (workspaces.webedit): files larger than this are view-only (no upload may be
+# larger), and what one upload of files may bring in all.
 WEB_EDIT_MAX_BYTES = env_int("WEB_EDIT_MAX_KB", 1024, minimum=1) * 1024
 WEB_UPLOAD_MAX_BYTES = env_int("WEB_UPLOAD_MAX_MB", 25, minimum=1) * 1024 * 1024
-# How long a deleted repository stays restorable before the purge task removes it (issue 8).
+# A form posting a whole file (CRLF line endings, URL-encoded) is larger than the file: Django's
+# own limit on form bodies must leave room for the largest editable one.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 3 * WEB_EDIT_MAX_BYTES + 64 * 1024)
+# How long a deleted repository stays restorable before the purge task removes it.
 REPOSITORY_DELETE_RETENTION_DAYS = env_int("REPOSITORY_DELETE_RETENTION_DAYS", 30, minimum=0)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 

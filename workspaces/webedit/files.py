@@ -28,7 +28,7 @@ def describe(repo: Path, path: str, entry: trees.Entry | None) -> tuple[Editable
         ), None
     limit = settings.WEB_EDIT_MAX_BYTES
     if trees.object_size(repo, entry.oid) > limit:
-        reason = f"This file is larger than {limit // 1024} KiB: it is view-only here (upload replaces it)."
+        reason = f"This file is larger than {limit // 1024} KiB: it is view-only here."
         return Editable(path=path, blob=entry.oid, mode=mode, too_large=True, reasons=[reason]), None
     decoded = text.decode(trees.read_blob(repo, entry.oid))
     if decoded is None:
