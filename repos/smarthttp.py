@@ -91,7 +91,7 @@ def advertise(
     service: str,
     pusher: Pusher,
     protocol: str | None,
-    client: GitClient | None = None,
+    client: GitClient,
 ) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
@@ -133,7 +133,7 @@ def rpc(
     body: BinaryIO,
     gzip: bool,
     protocol: str | None,
-    client: GitClient | None = None,
+    client: GitClient,
 ) -> GitProcessResponse | HttpResponse:
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.

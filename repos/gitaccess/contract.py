@@ -37,6 +37,8 @@ class GitRequest:
     user: Any | None  # None: anonymous
     role: str  # the role label the hooks see ("reader", "maintainer", "admin"; "" for none)
     service: str  # "upload-pack" or "receive-pack"
+    # The git client of a smart HTTP request. None: a web write (a merge, the web editor, a ref
+    # removal), which writes refs as named, through none of the hooks.
     client: GitClient | None = None
     commands: tuple[Command, ...] = ()  # a push's ref updates
     capabilities: frozenset[str] = frozenset()  # a push's, from its first command ("atomic", ...)

@@ -31,7 +31,10 @@ class WorkspaceAccess(BaseGitAccess):
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         repo, user = req.repository, req.user
         env = selectors.rules_for(repo).to_env()
-        mapped = user is not None and hiding.maps_branches(repo, req.role)
+        # Only a git client's push goes through proc-receive: a web write (no client) to
+        # refs/heads/ is a write to the branch, and the policy must judge it as one.
+        mapped = user is not None and req.client is not None and hiding.maps_branches(repo, req.role)
+        env["HOSTSITE_MAP_BRANCHES"] = "1" if mapped else "0"
         creates = (f"refs/users/{user.username}/", "refs/for/") if user is not None else ()
         if user is not None and any(
             (is_zero(old) and ref.startswith(creates)) or (mapped and ref.startswith("refs/heads/"))
