@@ -5,9 +5,10 @@ disabled with the service's reasons when the file cannot be edited in the browse
 from __future__ import annotations
 
 from django import template
+from django.conf import settings
 
 from repos.gittools import rev_parse
-from workspaces.webedit import service
+from workspaces.webedit import files
 from workspaces.webedit.places import page_url
 
 register = template.Library()
@@ -18,12 +19,21 @@ def _on_branch(repo, revision) -> bool:
 
 
 @register.simple_tag
-def file_editing(repo, revision, path: str) -> dict | None:
-    """{"edit", "delete", "reasons"} for a file on a branch, or None."""
+def file_editing(repo, revision, path: str, size, is_link: bool, binary: bool) -> dict | None:
+    """{"edit", "delete", "reasons"} for a file on a branch, or None. The reasons come from what
+    the blob page read already (size, kind, git's binary test): browsing a file starts no git
+    process for the button; the editor's page judges the file fully (encoding, stray CRs)."""
     if not _on_branch(repo, revision):
         return None
-    editable = service.editable(repo, revision.sha, path)
-    reasons = list(editable.reasons) or ([] if editable.blob else ["This file cannot be edited here."])
+    limit = settings.WEB_EDIT_MAX_BYTES
+    if is_link:
+        reasons = [files.not_a_file("120000")]
+    elif (size or 0) > limit:
+        reasons = [files.too_large(limit)]
+    elif binary:
+        reasons = [files.BINARY]
+    else:
+        reasons = []
     return {
         "edit": page_url(repo, "edit", revision.name, path),
         "delete": page_url(repo, "delete", revision.name, path),

@@ -11,6 +11,16 @@ from workspaces.webedit import text, trees
 from workspaces.webedit.types import Editable
 
 CANONICAL_MODES = {"100755": "100755", "120000": "120000", "160000": "160000"}
+BINARY = "This is a binary file (or not UTF-8 text): upload a new version to replace it."
+
+
+def not_a_file(mode: str) -> str:
+    what = "a symbolic link" if mode == "120000" else "a submodule"
+    return f"This is {what}: it cannot be edited here."
+
+
+def too_large(limit: int) -> str:
+    return f"This file is larger than {limit // 1024} KiB: it is view-only here."
 
 
 def describe(repo: Path, path: str, entry: trees.Entry | None) -> tuple[Editable, text.Decoded | None]:
@@ -22,18 +32,15 @@ def describe(repo: Path, path: str, entry: trees.Entry | None) -> tuple[Editable
     if entry.is_tree:
         return Editable(path=path, blob=None, mode=mode, reasons=["This is a directory."]), None
     if not entry.is_file:
-        what = "a symbolic link" if mode == "120000" else "a submodule"
-        return Editable(
-            path=path, blob=entry.oid, mode=mode, reasons=[f"This is {what}: it cannot be edited here."]
-        ), None
+        return Editable(path=path, blob=entry.oid, mode=mode, reasons=[not_a_file(mode)]), None
     limit = settings.WEB_EDIT_MAX_BYTES
     if trees.object_size(repo, entry.oid) > limit:
-        reason = f"This file is larger than {limit // 1024} KiB: it is view-only here."
-        return Editable(path=path, blob=entry.oid, mode=mode, too_large=True, reasons=[reason]), None
+        return Editable(
+            path=path, blob=entry.oid, mode=mode, too_large=True, reasons=[too_large(limit)]
+        ), None
     decoded = text.decode(trees.read_blob(repo, entry.oid))
     if decoded is None:
-        reason = "This is a binary file (or not UTF-8 text): upload a new version to replace it."
-        return Editable(path=path, blob=entry.oid, mode=mode, binary=True, reasons=[reason]), None
+        return Editable(path=path, blob=entry.oid, mode=mode, binary=True, reasons=[BINARY]), None
     if decoded.stray_cr:
         reason = "This file holds carriage returns that end no line, which a browser would change: upload it instead."
         found = Editable(
