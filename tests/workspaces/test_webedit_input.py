@@ -166,3 +166,18 @@ def test_suggest_name(scene):
     service.commit_changes(edit(scene, "README.md", README, name="edit-readme-2/nested"))
     assert service.suggest_name(scene.repo, alice, "edit", "README.md") == "edit-readme-3"
     assert service.suggest_name(scene.repo, scene.bob, "edit", "README.md") == "edit-readme"
+
+
+def test_objects_a_push_would_refuse_are_refused(scene):
+    """A web edit meets the object checks a push of the same commit meets: a `.gitmodules`
+    whose submodule URL is a command-line option (CVE-2018-17456) is refused, as
+    receive.fsckObjects refuses it, and a harmless one is accepted."""
+    refs = scene.refs()
+    evil = b'[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/pwned\n'
+    with pytest.raises(InvalidInput) as caught:
+        service.commit_changes(request(scene, FileChange("add", ".gitmodules", evil)))
+    assert caught.value.code == "object_check" and "gitmodulesUrl" in str(caught.value), caught.value
+    assert_nothing_happened(scene, refs)
+    fine = b'[submodule "x"]\n\tpath = x\n\turl = https://example.com/x.git\n'
+    result = service.commit_changes(request(scene, FileChange("add", ".gitmodules", fine)))
+    assert scene.refs()[result.ref] == result.commit

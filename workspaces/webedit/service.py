@@ -26,7 +26,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.urls import reverse
 
-from repos import gitaccess, selectors, sources
+from repos import gitaccess, objectcheck, selectors, sources
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.git import is_valid_refname
 from repos.gitaccess import GitRequest
@@ -210,6 +210,16 @@ def _check_policy(repo, user, role: str, update: Update) -> None:
         raise Forbidden(reasons[0], code="refused_by_policy")
 
 
+def _check_objects(repo, new: str, parent: str) -> None:
+    """The object checks a push of the same commit would meet (a `.gitmodules` whose URL is an
+    option, say): a web edit is a push made by other means."""
+    severities = objectcheck.severities(objectcheck.repository_overrides(repo))
+    if refused := trees.refused_objects(repo.disk_path, new, parent, severities):
+        found = objectcheck.parse(refused)
+        why = "; ".join(objectcheck.explain(m) for m in found) or refused.strip().splitlines()[-1]
+        raise InvalidInput(f"git's object checks refuse this change: {why}", code="object_check")
+
+
 def _proposal_url(repo, ref: str, base_ref: str) -> str:
     target = (
         base_ref.removeprefix("refs/heads/") if base_ref.startswith("refs/heads/") else repo.default_branch
@@ -263,6 +273,7 @@ def commit_changes(req: EditRequest) -> EditResult:
             raise InvalidInput("Nothing to commit: the files are as they were.", code="no_changes")
         new = trees.commit_tree(path, tree, parent, message, name=name, email=email)
         refuse_republishing(repo, user, [new])
+        _check_objects(repo, new, parent)
         old = current or zero_like(new)
         update = Update(old, new, ref)
         _check_policy(repo, user, role, update)

@@ -12,6 +12,8 @@ not UTF-8, legacy modes; only a zero-padded `040000` loses its zero, which mktre
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -147,3 +149,27 @@ def commit_tree(repo: Path, tree: str, parent: str, message: str, *, name: str, 
     }
     args = ["commit-tree", tree, "-p", parent]
     return run_git(args, repo=repo, input=message.encode("utf-8"), env=env).text.strip()
+
+
+def refused_objects(repo: Path, new: str, parent: str, severities: Mapping[str, str]) -> str | None:
+    """What git's object checks (the same table a push is judged by, repos.objectcheck) say
+    against the objects a web commit made, or None. A push's pack goes through index-pack
+    --strict; so do these: packed, then indexed into a scratch object directory with the
+    repository as its alternate, so nothing is written into the repository. The checks that
+    need a path (a `.gitmodules` blob's URLs, say) run here as they do for a push."""
+    pack = run_git(
+        ["pack-objects", "--stdout", "--revs", "--quiet"], repo=repo, input=f"{new}\n^{parent}\n".encode()
+    )
+    strict = "--strict=" + ",".join(f"{msg_id}={severity}" for msg_id, severity in sorted(severities.items()))
+    with tempfile.TemporaryDirectory(prefix="webedit-check-") as scratch:
+        os.makedirs(os.path.join(scratch, "pack"))
+        env = {
+            "GIT_OBJECT_DIRECTORY": scratch,
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(repo) / "objects"),
+        }
+        result = run_git(
+            ["index-pack", "--stdin", strict], repo=repo, input=pack.stdout, env=env, check=False
+        )
+    if result.returncode == 0:
+        return None
+    return result.stderr.decode("utf-8", "replace")
