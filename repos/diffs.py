@@ -30,6 +30,10 @@ class Line:
     text: str
     old: int | None
     new: int | None
+    # Set by pages before rendering, both already-escaped HTML (SafeString): `html` the line's
+    # text highlighted (replaces `text` when set), `after` what goes below the line (threads).
+    html: str = ""
+    after: str = ""
 
     @property
     def sign(self) -> str:
@@ -64,6 +68,7 @@ class FileDiff:
     hunks: list[Hunk] = field(default_factory=list)
     truncated: bool = False  # lines past the per-file cap (or the byte cap) are not in hunks
     shown_lines: int = 0
+    after: str = ""  # escaped HTML (SafeString) shown below the file's lines, set by pages
 
     @property
     def path(self) -> str:

@@ -26,3 +26,8 @@ repository_purging = Signal()
 # (failing=True, error: why) or the first success after failures (failing=False). kwargs:
 # repository_id, failing, error. notifications tells the repository's admins (repos.mirrors).
 mirror_status_changed = Signal()
+
+# Sent after a commit status is stored (repos.statuses). kwargs: repository_id, sha, context,
+# state, previous_state ("" when the context is new). reviews tells a proposal's author of a
+# failing check and re-evaluates merge rules and auto-merge.
+commit_status_changed = Signal()

@@ -25,7 +25,9 @@ from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
 from reviews import merge, selectors, services
+from reviews.mergebox import merge_box_context
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
+from reviews.threads.page import threads_context
 from workspaces import browse as ws_browse
 from workspaces.webedit.places import proposal_edit_links
 
@@ -186,6 +188,8 @@ def proposal_detail(
         if proposal.is_open and latest is not None and shown.pk == latest.pk
         else []
     )
+    context.update(threads_context(request, repo, proposal, shown, latest, context["diff"]))
+    context.update(merge_box_context(request, repo, proposal, latest))
     # "Show the rest" links lead back to this page, also when it answers a merge's POST.
     args = [repo.owner.username, repo.name, proposal.number]
     context["diff_url"] = (

@@ -36,6 +36,10 @@ class ProtectedBranch(models.Model):
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="protected_branches")
     name = models.CharField(max_length=255)
     allow_force = models.BooleanField(default=False)
+    # Merge rules for proposals targeting this branch (reviews asks them before merging).
+    required_approvals = models.PositiveSmallIntegerField(default=0)
+    require_code_owners = models.BooleanField(default=False)
+    required_checks = models.JSONField(default=list, blank=True)  # status contexts that must pass
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,5 +1,6 @@
 """The repos app's models: accounts, repositories and pushes (core), imports and mirrors
-(sources), what the object checks found (objects), and the audit log (audit)."""
+(sources), what the object checks found (objects), the audit log (audit) and commit
+statuses (statuses)."""
 
 from repos.models.audit import AuditEntry
 from repos.models.core import (
@@ -22,10 +23,12 @@ from repos.models.core import (
 )
 from repos.models.objects import LegacyObject, ObjectCheckOverride
 from repos.models.sources import ImportState, Mirror, RefsMode, RepositoryImport
+from repos.models.statuses import CommitStatus, StatusState
 
 __all__ = [
     "AccessToken",
     "AuditEntry",
+    "CommitStatus",
     "DailyTransfer",
     "DeliveryStatus",
     "HostsiteUserManager",
@@ -42,6 +45,7 @@ __all__ = [
     "RepositoryImport",
     "RepositoryRedirect",
     "Role",
+    "StatusState",
     "TokenScope",
     "User",
     "Visibility",

@@ -61,6 +61,7 @@ class User(AbstractUser):
 class TokenScope(models.TextChoices):
     READ = "read", "read"
     WRITE = "write", "write"
+    STATUS = "status", "status"  # may only post commit statuses
 
 
 class AccessToken(models.Model):
