@@ -12,7 +12,7 @@ import binascii
 
 from rest_framework import authentication, exceptions
 
-from repos.models import AccessToken
+from repos.models import AccessToken, TokenScope
 from repos.tokens import authenticate_token
 
 
@@ -57,6 +57,15 @@ class AccessTokenAuthentication(authentication.BaseAuthentication):
         token = authenticate_token(secret, username=username)
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        if token.scope == TokenScope.STATUS:
+            # Here as well as in the permission class: a view with permissions of its own (the
+            # schema's) must not take a status token either.
+            from repos.api.permissions import scope_refusal
+
+            view = (getattr(request, "parser_context", None) or {}).get("view")
+            refusal = scope_refusal(token, request.method, view)
+            if refusal is not None:
+                raise exceptions.PermissionDenied(refusal)
         return token.user, token
 
     def authenticate_header(self, request):

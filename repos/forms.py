@@ -42,7 +42,8 @@ class TokenForm(forms.Form):
         choices=TokenScope.choices,
         initial=TokenScope.READ,
         widget=forms.RadioSelect,
-        help_text="read: clone and fetch, read the API. write: also push and change things.",
+        help_text="read: clone and fetch, read the API. write: also push and change things. "
+        "status: only post commit statuses (for a CI; no git, no other API call).",
     )
 
 

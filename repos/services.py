@@ -64,7 +64,9 @@ def token_create(
 ) -> tuple[AccessToken, str]:
     """Create a token; returns the row and the secret, which is never stored or shown again."""
     if scope not in TokenScope.values:
-        raise InvalidInput(f"Unknown scope {scope!r}; use read or write.", fields={"scope": ["invalid"]})
+        raise InvalidInput(
+            f"Unknown scope {scope!r}; use read, write or status.", fields={"scope": ["invalid"]}
+        )
     name = (name or "").strip() or f"token {timezone.now():%Y-%m-%d %H:%M}"
     if len(name) > 100 or any(ord(c) < 0x20 for c in name):
         raise InvalidInput("Token names are at most 100 printable characters.", fields={"name": ["invalid"]})

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from showwork.age import commits, describe_age
@@ -39,18 +40,26 @@ SUBJECT_CHARS = 72
 # An estimate of the text's advance at the stylesheet's 13px, to size the SVG.
 CHAR_WIDTH = 7.2
 
+# Marks for a row's combined commit status (the states of repos.statuses; no import, so the
+# renderer stays free of Django, as the model is).
+CHECK_MARKS = {"success": "\u2713", "failure": "\u2717", "error": "\u2717", "pending": "\u25cf"}
+
 # Characters XML 1.0 forbids, and lone surrogates from undecodable commit messages.
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
-def render_svg(graph: Graph, layout: Layout, *, now: int) -> str:
+def render_svg(graph: Graph, layout: Layout, *, now: int, checks: Mapping[str, str] | None = None) -> str:
+    """`checks`: the combined commit status of some of the graph's commits (sha -> state),
+    drawn as a mark after the row's labels and named in its accessible name."""
+    checks = checks or {}
     rows = layout.rows
     ys = row_centers(layout)
     text_x = graph_width(layout) + 4
     height = (ys[-1] + ROW_HEIGHT // 2) if rows else 0
     if graph.more:
         height += ROW_HEIGHT
-    texts = [_row_text(row.node, now) for row in rows]
+    states = [_check(checks.get(row.node.sha, "")) for row in rows]
+    texts = [_row_text(row.node, now, state) for row, state in zip(rows, states, strict=True)]
     chars = max((sum(len(part) + 1 for _, part in text) for text in texts), default=0)
     width = int(text_x + chars * CHAR_WIDTH + PADDING)
 
@@ -60,8 +69,8 @@ def render_svg(graph: Graph, layout: Layout, *, now: int) -> str:
     ]
     out.extend(_edges(layout, ys))
     out.extend(_counts(layout, ys, text_x))
-    for row, y, text in zip(rows, ys, texts, strict=True):
-        out.append(_row(row, y, text, width, text_x))
+    for row, y, text, state in zip(rows, ys, texts, states, strict=True):
+        out.append(_row(row, y, text, width, text_x, state))
     if graph.more:
         out.append(
             f'<text class="sw-more" x="{text_x}" y="{height - ROW_HEIGHT // 2}" dy="0.35em">'
@@ -182,10 +191,17 @@ def _elided_starts(row: Row) -> list[int]:
     return [link.elided for link in row.links if link.start and link.elided]
 
 
-def _row_text(node: GraphNode, now: int) -> list[tuple[str, str]]:
+def _check(state: str) -> str:
+    """A state the page knows how to draw, else "" (class names are not escaped)."""
+    return state if state in CHECK_MARKS else ""
+
+
+def _row_text(node: GraphNode, now: int, check: str = "") -> list[tuple[str, str]]:
     """(CSS class, text) pieces of a row, in reading order."""
     parts = [("sw-hash", node.short or node.sha[:12])]
     parts.extend(("sw-label", label) for label in node.labels)
+    if check:
+        parts.append((f"sw-check sw-check-{check}", CHECK_MARKS[check]))
     subject = " ".join(node.subject.split())
     if len(subject) > SUBJECT_CHARS:
         subject = subject[: SUBJECT_CHARS - 1] + "\u2026"
@@ -197,10 +213,12 @@ def _row_text(node: GraphNode, now: int) -> list[tuple[str, str]]:
     return [(cls, text) for cls, text in parts if text]
 
 
-def _row(row: Row, y: int, text: list[tuple[str, str]], width: int, text_x: int) -> str:
+def _row(row: Row, y: int, text: list[tuple[str, str]], width: int, text_x: int, check: str = "") -> str:
     node = row.node
     public = node.kind != "draft"
     name = _clean(f"{node.short or node.sha[:12]} {' '.join(node.subject.split())}".strip())
+    if check:
+        name += f" (checks: {'failure' if check == 'error' else check})"
     spans = " ".join(f'<tspan class="{cls}">{_esc(part)}</tspan>' for cls, part in text)
     circle_fill = 'fill="none" stroke="currentColor"' if public else 'fill="currentColor"'
     return (

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from repos import selectors as repo_selectors
+from repos import statuses
 from repos.git import run_git
 from repos.gittools import ref_exists, rev_parse
 from repos.models import Repository
@@ -82,7 +83,11 @@ def work(request, owner: str, name: str):
     filters = filters_from(request.GET, request.user)
     view = work_for(repo, request, filters)
     now = int(time.time())
-    svg = render_svg(view.graph, view.layout, now=now) if view.graph.nodes else ""
+    # Statuses change without a push, so they are read per request (one query for every
+    # labelled row: workspace heads and branch tips), never from the graph's cache.
+    heads = [n.sha for n in view.graph.nodes if n.labels]
+    checks = {sha: c.state for sha, c in statuses.combined_many(repo, heads).items()}
+    svg = render_svg(view.graph, view.layout, now=now, checks=checks) if view.graph.nodes else ""
     response = render(
         request,
         "showwork/work.html",

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from repos.api import imports, mirrors, objectchecks, refs, views
+from repos.api import imports, mirrors, objectchecks, refs, statuses, views
 
 # Owner and repository names are validated by the service layer; here a segment is anything
 # without a slash, and unknown names simply 404.
@@ -40,9 +40,10 @@ urlpatterns = [
         views.WebhookDeliveriesView.as_view(),
         name="api-hook-deliveries",
     ),
-    # Imports, mirrors, refs and object checks (each module lists its own routes).
+    # Imports, mirrors, refs, object checks and commit statuses (each module lists its own routes).
     *imports.urlpatterns,
     *mirrors.urlpatterns,
     *refs.urlpatterns,
     *objectchecks.urlpatterns,
+    *statuses.urlpatterns,
 ]

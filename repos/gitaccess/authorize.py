@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from repos import selectors, sources
 from repos.auth import parse_authorization
 from repos.gitprotocol import SERVICES, GitHTTPError, Pusher
-from repos.models import Repository
+from repos.models import Repository, TokenScope
 from repos.redirects import RepositoryMoved
 from repos.tokens import authenticate_token
 
@@ -40,6 +40,10 @@ def git_credentials(request: HttpRequest):
         raise GitHTTPError(
             401, "Invalid credentials: use your username and a personal access token as the password"
         )
+    if token.scope == TokenScope.STATUS:
+        # A CI's status token only posts statuses (repos.api.permissions): refused before the
+        # repository is looked up, so the answer is the same whether or not it exists.
+        raise GitHTTPError(403, "This token may only post commit statuses; use a read or write token for git")
     return token.user, token
 
 

@@ -4,7 +4,7 @@ from repos.models import TokenScope
 
 
 class Command(SubcommandCommand):
-    help = "Manage tokens: token create <username> [--scope read|write] [--name N] (prints only the token)"
+    help = "Manage tokens: token create <username> [--scope read|write|status] [--name N] (prints only the token)"
 
     def add_subcommands(self, subparsers):
         create = subparser(subparsers, "create", "create a personal access token", self)
