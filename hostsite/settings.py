@@ -327,6 +327,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Fields named alike with other choices (a proposal's `state`) get a name of their own.
+    "ENUM_NAME_OVERRIDES": {"CommitStatusStateEnum": "repos.models.statuses.StatusState"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "repos.api.schema.document_errors",

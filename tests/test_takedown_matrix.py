@@ -94,6 +94,8 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     ),
     "api-proposal-merge": Check("POST", ("/api/v1/repos/{repo}/proposals/{proposal}/merge",), staff=None),
     "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
+    "api-statuses": Check("GET", ("/api/v1/repos/{repo}/statuses/{id}",)),
+    "api-combined-status": Check("GET", ("/api/v1/repos/{repo}/commits/{id}/status",)),
     "workspace-user": Check("GET", ("/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True),
     "workspace-ref": Check("GET", ("/{repo}/workspaces/{user}/w",), staff_taken_down=False),
     "workspace-bundle": Check("GET", ("/{repo}/workspaces/{user}.bundle",), staff_taken_down=False),

@@ -124,6 +124,8 @@ REPO_ROUTES: dict[str, Row] = {
     "api-proposal-merge": Row("POST", "/api/v1/repos/{repo}/proposals/{proposal}/merge"),
     "api-proposal-revisions": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/revisions"),
     "api-work": Row("GET", "/api/v1/repos/{repo}/work"),
+    "api-statuses": Row("GET", "/api/v1/repos/{repo}/statuses/{sha}"),
+    "api-combined-status": Row("GET", "/api/v1/repos/{repo}/commits/{sha}/status"),
 }
 
 # Routes about one user's own objects.
