@@ -336,3 +336,61 @@ def test_status_tokens_from_the_command_and_the_tokens_page(st, capsys):
     response = client.post("/settings/tokens", {"name": "ci", "scope": "status"})
     assert response.status_code == 302
     assert AccessToken.objects.get(user=st["users"]["rita"], name="ci").scope == TokenScope.STATUS
+
+
+# Who may post a status, by credential: (user or None, "session" or a token scope) -> the
+# answer on the public and on the private repository.
+POST_TABLE = [
+    (None, None, 401, 401),
+    ("olga", "session", 201, 201),
+    ("olga", "write", 201, 201),
+    ("olga", "status", 201, 201),
+    ("olga", "read", 403, 403),
+    ("maud", "write", 201, 201),
+    ("maud", "status", 201, 201),
+    ("maud", "read", 403, 403),
+    ("rita", "session", 403, 403),
+    ("rita", "write", 403, 403),
+    ("rita", "status", 403, 403),
+    ("otto", "session", 403, 404),
+    ("otto", "write", 403, 404),
+    ("otto", "status", 403, 404),
+]
+
+
+@pytest.mark.parametrize("who, how, public, private", POST_TABLE)
+def test_post_permission_table(st, who, how, public, private):
+    if how == "session":
+        client = APIClient()
+        client.force_login(st["users"][who])
+    else:
+        client = api(st, who, how)
+    for repo, expected in (("proj", public), ("secret", private)):
+        response = post(client, repo, st["head"], state="success", context=f"{who}-{how}")
+        assert response.status_code == expected, (repo, response.content)
+    assert CommitStatus.objects.count() == (2 if public == 201 else 0)
+
+
+def test_every_api_route_refuses_a_status_token_but_the_post(st):
+    """Every API route there is, every method, with placeholders that name nothing: the token
+    is refused before any look-up, so a route added later cannot forget the rule."""
+    import re
+
+    from tests.visibility_routes import all_routes
+
+    olga = api(st, "olga", "status")
+    fill = {"int": "1", "path": "a/b"}
+    checked = 0
+    for name, pattern in all_routes():
+        if not pattern.startswith("api/v1/"):
+            continue
+        path = "/" + re.sub(r"<(?:(\w+):)?(\w+)>", lambda m: fill.get(m[1] or "", "x1"), pattern)
+        for method in ("get", "post", "put", "patch", "delete"):
+            response = getattr(olga, method)(path, {}, format="json")
+            if name == "api-statuses" and method == "post":
+                assert response.status_code == 404, response.content  # no repository x1/x1
+                continue
+            assert response.status_code == 403, (name, method, response.status_code)
+            assert b"status scope" in response.content, (name, method)
+            checked += 1
+    assert checked > 100
