@@ -41,7 +41,7 @@ _DESCRIPTION_CONTROLS = frozenset({"\n", "\t"})
 
 # How pages show a state at a glance (next to its word, or in a title that names it).
 STATE_SYMBOLS = {"success": "\u2713", "failure": "\u2717", "error": "\u2717", "pending": "\u25cf"}
-# Worst first: the combined state is the worst state among the latest per context.
+# How bad each state is: the combined state is the worst among the contexts (error counts as failure).
 _SEVERITY: dict[str, int] = {
     StatusState.ERROR: 3,
     StatusState.FAILURE: 3,
