@@ -59,11 +59,11 @@ class ProposalForm(forms.Form):
 
 def first_commit(path, tip: str, target: str | None) -> tuple[str, int]:
     """The oldest commit of `tip` that `target` (a commit, or None) lacks, and how many such
-    commits there are; (tip, 0) when there is none (or too many to walk)."""
+    commits there are; the tip itself when there are none, one, or too many to walk."""
     exclude = ["--not", target] if target else []
     count = int(run_git(["rev-list", "--count", tip, *exclude, "--"], repo=path).text.strip() or 0)
     if count <= 1 or count > MAX_RANGE:
-        return tip, count if count <= 1 else 0
+        return tip, count
     out = run_git(["rev-list", "--reverse", "--topo-order", tip, *exclude, "--"], repo=path).text
     return out.split("\n", 1)[0].strip() or tip, count
 
@@ -72,7 +72,7 @@ def _prefill(request, repo, refs, branches) -> dict:
     """The form's initial values from `?ref=<full ref>&target=<branch>` (the link a push
     prints): a ref of the user's own workspace, an existing branch, and the title from the
     first commit the target lacks (with its body as the description when it is the only
-    one). Anything else in the query is ignored."""
+    one; with none, the tip's). Anything else in the query is ignored."""
     initial = {"target_branch": repo.default_branch}
     target = request.GET.get("target")
     if target in branches:

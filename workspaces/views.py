@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from repos.errors import Forbidden, InvalidInput, ServiceError
@@ -101,6 +102,8 @@ def _ref_notes(request, repo, username: str, refs: list[browse.WorkspaceRef]) ->
     return {
         "rows": [(r, RefNote(proposals.get(r.ref), r.ahead == 0)) for r in refs],
         "may_propose": own,
+        # Back to the workspace page after a cleanup: a cleaned-up ref's own page is gone.
+        "cleanup_next": reverse("workspace-user", args=[repo.owner.username, repo.name, username]),
         "cleanup_refusal": (
             selectors.write_refusal(repo, username, actor=request.user, what="cleaning up refs")
             if own

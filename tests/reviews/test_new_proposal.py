@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from reviews import services
+from reviews import new_proposal, services
 from reviews.models import Proposal
 from workspaces.models import Workspace
 
@@ -41,6 +41,13 @@ def test_title_from_the_first_commit_of_a_three_commit_range(scene):
     assert initial["title"] == f"First step {XSS}"
     assert "description" not in initial  # three commits: no one body speaks for them all
     assert XSS.encode() not in page.content
+
+
+def test_a_range_too_long_to_walk_takes_the_tips_subject(scene, monkeypatch):
+    monkeypatch.setattr(new_proposal, "MAX_RANGE", 2)
+    three_commits(scene)
+    initial = signed_in(scene.alice).get("/owner/project/proposals/new?ref=series").context["form"].initial
+    assert initial["title"] == "Third step" and "description" not in initial
 
 
 def test_one_commit_gives_title_and_body(scene):
@@ -133,6 +140,9 @@ def test_workspace_pages_link_proposals_and_offer_propose(scene):
     assert link in Client().get("/owner/project/workspaces/alice/series").content.decode()
     ref_page = signed_in(scene.alice).get("/owner/project/workspaces/alice/other").content.decode()
     assert propose in ref_page
+    # A stale ref's page: its cleanup leads back to the workspace page (its own page will be gone).
+    stale_page = signed_in(scene.alice).get("/owner/project/workspaces/alice/main").content.decode()
+    assert 'name="next" value="/owner/project/workspaces/alice"' in stale_page
     # A hidden workspace: its page is missing to outsiders, admins still see the links.
     Workspace.objects.filter(repository=scene.repo, user=scene.alice).update(hidden=True)
     assert Client().get("/owner/project/workspaces/alice").status_code == 404
