@@ -58,4 +58,11 @@ def test_clean_up_a_stale_copy_of_main_and_restore_it(world, browser_page, live_
     page.wait_for_load_state()
     assert "Restored refs/users/alice/main" in page.inner_text(".messages")
     assert world.refs()["refs/users/alice/main"] == main
+    # Back on the dashboard, at a phone's width: the tables scroll, the page does not.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{base}/dashboard")
+    assert page.locator("#stale tr.stale-ref").count() == 1
+    inner, scroll = page.evaluate("[innerWidth, document.documentElement.scrollWidth]")
+    assert scroll <= inner, (scroll, inner)
+    shot(page, "dashboard-phone.png")
     assert page.dialogs == []
