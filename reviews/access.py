@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, Subquery
 
+from repos.git import GitError, run_git
 from repos.gitaccess import BaseGitAccess, GitRequest
+from repos.gittools import is_ancestor, is_zero
 from repos.siteurl import repository_url
+from repos.visibility import normalize_oid
 from reviews.models import Proposal, ProposalRevision, ProposalState
 from workspaces.selectors import workspace_settings
 
@@ -17,6 +20,9 @@ WRITERS = ("maintainer", "admin")
 # names only proc-receive learns: the newest ones (for a ref beyond them the hook offers to
 # open a proposal, and the form then says the ref is already proposed).
 MAX_PROPOSALS = 200
+# Tips checked for being on the default branch already (one git process each, and only for
+# tips the repository holds before the push: new work never is on the branch).
+MAX_LANDED_CHECKS = 8
 
 
 def lands_in_workspace(req: GitRequest) -> bool:
@@ -59,6 +65,40 @@ def proposals_env(req: GitRequest, username: str) -> str:
     )
 
 
+def already_landed(req: GitRequest, username: str) -> str:
+    """The new tips of this push's own-workspace commands (direct, or branch pushes mapped to the
+    workspace) that the default branch already has, one per line: a `main` copy, say, which
+    post-receive then calls stale instead of offering a proposal for it. Known before git
+    runs, because such a commit is in the repository already: one cat-file for all tips, then
+    an ancestry check for the few the repository holds. (Nameless pushes of such a tip are
+    refused by proc-receive.)"""
+    own = f"refs/users/{username}/"
+    mapped = req.role not in WRITERS
+    tips = sorted(
+        {
+            oid
+            for _old, new, ref in req.commands
+            if (ref.startswith(own) or (mapped and ref.startswith("refs/heads/")))
+            and not is_zero(new)
+            and (oid := normalize_oid(new))
+        }
+    )
+    if not tips:
+        return ""
+    path = req.repository.disk_path
+    branch = f"refs/heads/{req.repository.default_branch}"
+    try:
+        out = run_git(
+            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            repo=path,
+            input="".join(f"{tip}\n" for tip in tips).encode(),
+        ).text
+    except GitError:
+        return ""
+    held = [line.split()[0] for line in out.splitlines() if line.endswith(" commit")]
+    return "\n".join(tip for tip in held[:MAX_LANDED_CHECKS] if is_ancestor(path, tip, branch))
+
+
 def mapped_branches(req: GitRequest) -> int:
     """How many branch pushes proc-receive maps to the workspace (it prints a line for each)."""
     branches = sum(1 for _old, _new, ref in req.commands if ref.startswith("refs/heads/"))
@@ -83,4 +123,5 @@ class ReviewAccess(BaseGitAccess):
             env["HOSTSITE_NEXT_BRANCH"] = repo.default_branch
             env["HOSTSITE_NEXT_PROPOSALS"] = proposals_env(req, req.user.username)
             env["HOSTSITE_NEXT_MAPPED"] = str(mapped_branches(req))
+            env["HOSTSITE_NEXT_LANDED"] = already_landed(req, req.user.username)
         return env

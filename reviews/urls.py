@@ -1,12 +1,12 @@
 from django.urls import path
 
-from reviews import views
+from reviews import new_proposal, views
 
 _P = "<str:owner>/<str:name>/proposals"
 
 urlpatterns = [
     path(_P, views.proposal_list, name="proposals"),
-    path(f"{_P}/new", views.proposal_new, name="proposal-new"),
+    path(f"{_P}/new", new_proposal.proposal_new, name="proposal-new"),
     path(f"{_P}/<int:number>", views.proposal_detail, name="proposal"),
     path(f"{_P}/<int:number>/revisions/<int:revision>", views.proposal_detail, name="proposal-revision"),
     path(f"{_P}/<int:number>/edit", views.proposal_edit, name="proposal-edit"),

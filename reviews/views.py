@@ -1,12 +1,12 @@
-"""Proposal pages: the list, the "new proposal" form, one proposal (or one of its revisions)
-with commits, diff, comments, approvals and the merge box, and the forms they post to.
+"""Proposal pages: the list, one proposal (or one of its revisions) with commits, diff,
+comments, approvals and the merge box, and the forms they post to. The "new proposal" form
+is reviews.new_proposal.
 
 A proposal of taken-down or hidden work answers 404, as a missing one does, to those who may
 not see that work (reviews.selectors.hidden_proposal_ids), and lists leave it out."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -15,20 +15,17 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from repos import browse as repo_browse
 from repos import rendering
 from repos.compare import compare
 from repos.errors import ServiceError
-from repos.git import GitError
-from repos.views import form_error, repo_or_404
+from repos.views import repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
 from reviews import merge, selectors, services
 from reviews.mergebox import merge_box_context
-from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
+from reviews.models import TITLE_MAX, MergeStrategy, ProposalState
 from reviews.threads.page import threads_context
-from workspaces import browse as ws_browse
 from workspaces.webedit.places import proposal_edit_links
 
 PER_PAGE = 30
@@ -73,58 +70,6 @@ def proposal_list(request, owner: str, name: str):
             "tab": "proposals",
         },
     )
-
-
-class ProposalForm(forms.Form):
-    source_ref = forms.ChoiceField(label="Your workspace ref")
-    target_branch = forms.ChoiceField(label="Target branch")
-    title = forms.CharField(max_length=TITLE_MAX)
-    description = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 8}), required=False, max_length=DESCRIPTION_MAX
-    )
-
-
-def _prefill(request, repo, refs, branches) -> dict:
-    """The form's initial values from `?ref=<full ref>&target=<branch>` (the link a push
-    prints): a ref of the user's own workspace, an existing branch, and the title and
-    description from the ref's tip commit. Anything else in the query is ignored."""
-    initial = {"target_branch": repo.default_branch}
-    target = request.GET.get("target")
-    if target in branches:
-        initial["target_branch"] = target
-    wanted = request.GET.get("ref")
-    chosen = next((r for r in refs if wanted in (r.ref, r.name)), None)
-    if chosen is None:
-        return initial
-    initial["source_ref"] = chosen.ref
-    try:
-        commit = repo_browse.commit_detail(repo.disk_path, chosen.sha)
-    except (GitError, IndexError):
-        return initial  # a ref at a blob or tree, say: no commit to take a title from
-    initial["title"] = commit.subject[:TITLE_MAX]
-    initial["description"] = commit.body[:DESCRIPTION_MAX]
-    return initial
-
-
-@login_required
-def proposal_new(request, owner: str, name: str):
-    repo = repo_or_404(request, owner, name)
-    refs = ws_browse.user_refs(repo, request.user.username)
-    branches = [r.name for r in repo_browse.refs(repo.disk_path) if r.kind == "branch"]
-    form = ProposalForm(request.POST or None, initial=_prefill(request, repo, refs, branches))
-    form.fields["source_ref"].choices = [(r.ref, f"{r.name} ({r.subject[:60]})") for r in refs]  # type: ignore[attr-defined]  # ChoiceFields
-    form.fields["target_branch"].choices = [  # type: ignore[attr-defined]
-        (b, b) for b in sorted(branches, key=lambda b: b != repo.default_branch)
-    ]
-    if request.method == "POST" and form.is_valid():
-        try:
-            proposal = services.proposal_open(repo=repo, user=request.user, **form.cleaned_data)
-        except ServiceError as exc:
-            form_error(form, exc)
-        else:
-            messages.success(request, f"Proposal #{proposal.number} opened.")
-            return _back(proposal)
-    return render(request, "reviews/new.html", {"repo": repo, "form": form, "refs": refs, "tab": "proposals"})
 
 
 def _markdown(repo, proposal, text: str):

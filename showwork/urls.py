@@ -1,11 +1,12 @@
 from django.urls import path
 
-from showwork import views
+from showwork import dashboard, views
 
 _R = "<str:owner>/<str:name>"
 
 urlpatterns = [
-    path("dashboard", views.dashboard, name="dashboard"),
+    path("dashboard", dashboard.dashboard, name="dashboard"),
+    path("dashboard/stale-refs/cleanup", dashboard.stale_cleanup, name="dashboard-stale-cleanup"),
     path(f"{_R}/work", views.work, name="work"),
     path(f"{_R}/work.txt", views.work_text, name="work-text"),
     path(f"{_R}/work/stack/<path:ref>", views.stack, name="work-stack"),

@@ -1,4 +1,5 @@
-"""Work pages: the graph (HTML and text), one head's stack, short hashes, the dashboard.
+"""Work pages: the graph (HTML and text), one head's stack, short hashes (the dashboard is
+showwork.dashboard).
 
 Every repository page starts with repo_or_404: a private repository is a 404 to outsiders.
 """
@@ -10,13 +11,11 @@ import time
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from repos import selectors as repo_selectors
 from repos import statuses
 from repos.git import run_git
 from repos.gittools import ref_exists, rev_parse
@@ -28,7 +27,6 @@ from showwork.layout import layout
 from showwork.model import Graph, GraphNode
 from showwork.render_svg import render_svg
 from showwork.render_text import render_text
-from workspaces.models import Workspace
 
 MAX_CAP = 1000  # Sapling warns above 1,000 commits
 USERNAME = re.compile(r"[a-z0-9][a-z0-9-]{0,38}")
@@ -239,37 +237,3 @@ def short_hash(request, owner: str, name: str, prefix: str):
         {"repo": repo, "tab": "work", "prefix": prefix.lower(), "rows": rows},
         status=300,
     )
-
-
-@login_required
-def dashboard(request):
-    """The signed-in user's own work in every repository they can read that they pushed a
-    workspace to: one graph per repository (public lines of different repositories are not
-    related, so they are not drawn as one graph)."""
-    now = int(time.time())
-    older = _flag(request.GET.get("older"))
-    repo_ids = Workspace.objects.filter(user=request.user).values_list("repository_id", flat=True)
-    sections = []
-    for repo in (
-        Repository.objects.filter(pk__in=list(repo_ids))
-        .select_related("owner")
-        .order_by("owner__username", "name")
-    ):
-        if not repo_selectors.can_read(request.user, repo):
-            continue
-        view = cache.work_view(
-            repo,
-            viewer=request.user,
-            user=request.user.username,
-            since=None if older else selection.DEFAULT_SINCE,
-        )
-        if not any(n.kind == "draft" for n in view.graph.nodes):
-            continue
-        sections.append(
-            {
-                "repo": repo,
-                "svg": mark_safe(render_svg(view.graph, view.layout, now=now)),  # noqa: S308
-                "more": view.graph.more,
-            }
-        )
-    return render(request, "showwork/dashboard.html", {"sections": sections, "older": older})

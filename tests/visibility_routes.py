@@ -155,6 +155,9 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "tokens": Public("/settings/tokens"),
     "profile": Public("/olga"),
     "dashboard": Public("/dashboard"),
+    "dashboard-stale-cleanup": Public(
+        None, "POST only; the caller's own workspace refs: tests/showwork/test_dashboard.py"
+    ),
     "notifications": Public("/notifications"),
     "notifications-read-all": Public(None, "POST only; marks the caller's own notifications read"),
     "workspace-exports": Public("/settings/workspace-exports"),

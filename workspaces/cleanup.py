@@ -70,13 +70,19 @@ def _applied(tx: RefTransaction) -> bool:
 
 
 def archive_landed(
-    repo: Repository, branch: str, landed: list[Landed], *, push: Push | None
+    repo: Repository, branch: str, landed: list[Landed], *, push: Push | None, deleted_by=None
 ) -> list[ArchivedRef]:
     """Compare-and-delete each ref into refs/archive/, and record it. A ref that moved since it
-    was checked stays (its transaction fails alone)."""
+    was checked stays (its transaction fails alone). `deleted_by`: who asked, when no push did
+    (an owner cleaning up stale refs, workspaces.stale)."""
     path = repo.disk_path
     expires = timezone.now() + timedelta(days=settings.WORKSPACE_ARCHIVE_DAYS)
-    what = {"merged": "merged into", "rebased": "rebased onto", "squashed": "squashed into"}
+    what = {
+        "merged": "merged into",
+        "rebased": "rebased onto",
+        "squashed": "squashed into",
+        "stale": "already on",
+    }
     archives = {item.ref: _archive_ref(item.username) for item in landed}
 
     def steps(tx: RefTransaction, item: Landed) -> RefTransaction:
@@ -91,6 +97,8 @@ def archive_landed(
     else:
         done = [item for item in landed if _applied(steps(RefTransaction(path), item))]
     where = f" in push #{push.pk}" if push else ""
+    if push is None and deleted_by is not None:
+        where = f", cleaned up by {deleted_by.username}"
     rows = [
         ArchivedRef(
             repository=repo,
@@ -102,7 +110,7 @@ def archive_landed(
             how=item.how,
             reason=f"{what[item.how]} {branch}{where}",
             push=push,
-            deleted_by=push.pusher if push else None,
+            deleted_by=push.pusher if push else deleted_by,
             expires_at=expires,
         )
         for item in done

@@ -27,7 +27,8 @@ def workspaces_follow_push(*, push: Push) -> tuple[bool, bool]:
 
 def archived_ref_notify(*, repository_id: int, ref: str, sha: str) -> bool:
     """Merged-ref cleanup deleted a workspace ref: its owner hears about it, always (even when
-    they landed it themselves: it is their ref, and the page is where they restore it)."""
+    they landed it themselves: it is their ref, and the page is where they restore it). Not
+    when they cleaned up a stale ref of theirs themselves (workspaces.stale)."""
     archived = (
         ArchivedRef.objects.filter(repository_id=repository_id, ref=ref, sha=sha)
         .select_related("repository", "repository__owner")
@@ -39,6 +40,8 @@ def archived_ref_notify(*, repository_id: int, ref: str, sha: str) -> bool:
     owner = get_user_model().objects.filter(username=archived.username).first()
     if owner is None:
         return False
+    if archived.how == "stale" and archived.deleted_by_id == owner.pk:
+        return False  # they cleaned up their own stale ref, on a page that told them so
     repo = archived.repository
     url = reverse("workspace-user", args=[repo.owner.username, repo.name, owner.username])
     notify(

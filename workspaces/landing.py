@@ -42,7 +42,7 @@ MAX_LANDED_COMMITS = 5000
 class Landed:
     ref: str
     sha: str
-    how: str  # merged, rebased, squashed
+    how: str  # merged, rebased, squashed (or stale: already on the branch, workspaces.stale)
 
     @property
     def username(self) -> str:

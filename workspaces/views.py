@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from repos.errors import Forbidden, InvalidInput, ServiceError
 from repos.git import is_valid_refname
 from repos.views import admin_repo_or_404, repo_or_404
 from repos.views.diffs import diff_context
-from workspaces import browse, selectors, services
+from workspaces import browse, ref_links, selectors, services
 from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 REFS_PER_PAGE = 50
@@ -40,13 +43,15 @@ def workspace_user(request, owner: str, name: str, username: str, *, status: int
         raise Http404  # no such workspace: answered as a hidden one is, so neither tells
     may_restore = selectors.may_restore(request.user, repo, username)
     refusal = selectors.write_refusal(repo, username, actor=request.user, what="restoring a deleted ref")
+    refs = browse.with_counts(repo, list(page.object_list))
     return render(
         request,
         "workspaces/user.html",
         {
             "repo": repo,
             "username": username,
-            "refs": browse.with_counts(repo, list(page.object_list)),
+            "refs": refs,
+            **_ref_notes(request, repo, username, refs),
             "page": page,
             "state": row.state if row else "active",
             "flag_labels": row.flag_labels if row else [],
@@ -82,6 +87,31 @@ def archived_restore(request, owner: str, name: str, pk: int):
     return redirect("workspace-user", owner=repo.owner.username, name=repo.name, username=archived.username)
 
 
+@dataclass(frozen=True)
+class RefNote:
+    proposal: int | None  # the number of its open proposal
+    stale: bool  # its tip is on the default branch already: nothing to propose
+
+
+def _ref_notes(request, repo, username: str, refs: list[browse.WorkspaceRef]) -> dict:
+    """What the page shows beside each ref (counted: browse.with_counts): its open proposal (a
+    link), or for its owner a "Propose" link; a ref with no commit the default branch lacks is
+    stale (workspaces.stale), with nothing to propose."""
+    proposals = ref_links.open_proposals(repo, request.user, [r.ref for r in refs])
+    own = request.user.is_authenticated and request.user.username == username
+    return {
+        "rows": [(r, RefNote(proposals.get(r.ref), r.ahead == 0)) for r in refs],
+        "may_propose": own,
+        # Back to the workspace page after a cleanup: a cleaned-up ref's own page is gone.
+        "cleanup_next": reverse("workspace-user", args=[repo.owner.username, repo.name, username]),
+        "cleanup_refusal": (
+            selectors.write_refusal(repo, username, actor=request.user, what="cleaning up refs")
+            if own
+            else None
+        ),
+    }
+
+
 def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
@@ -92,6 +122,7 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     current = browse.user_ref(repo, username, ref)
     if current is None:
         raise Http404
+    counted = browse.with_counts(repo, [current])[0]
     commits = browse.ref_commits(repo, ref)
     base = browse.merge_base(repo, ref)
     return render(
@@ -100,7 +131,8 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
         {
             "repo": repo,
             "username": username,
-            "ref": browse.with_counts(repo, [current])[0],
+            "ref": counted,
+            **_ref_notes(request, repo, username, [counted]),
             "commits": commits,
             "base": base,
             "tab": "workspaces",

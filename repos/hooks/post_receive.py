@@ -158,9 +158,10 @@ def open_proposals(env) -> dict:
     return found
 
 
-def ref_steps(ref, new, base, workspace, target, proposal, nameless) -> list:
-    """Lines for one workspace ref: its page, then its proposal or how to open one, then (for a
-    nameless push) how to push to the name the server chose."""
+def ref_steps(ref, new, base, workspace, target, proposal, nameless, landed=False) -> list:
+    """Lines for one workspace ref: its page, then its proposal or how to open one (or, when
+    its tip is on the target already, that it is stale), then (for a nameless push) how to
+    push to the name the server chose."""
     name = ref[len("refs/users/") :].partition("/")[2]
     lines = [f"hostsite: {printable(name)}: {workspace}/{quote(name)}"]
     if proposal is not None:
@@ -172,6 +173,11 @@ def ref_steps(ref, new, base, workspace, target, proposal, nameless) -> list:
             )
         else:
             lines.append(f"hostsite: proposal #{number} updated: {url} (revision {revision + 1})")
+    elif landed:
+        # A `main` copy, typically: a proposal would be refused, and the copy never moves on.
+        lines.append(
+            f"hostsite: stale: already on {printable(target)}, nothing to propose; clean it up on that page"
+        )
     else:
         lines.append(
             f"hostsite: open a proposal: {base}/proposals/new?ref={quote(ref)}&target={quote(target)}"
@@ -204,6 +210,8 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
     if not moved:
         return []
     proposals = open_proposals(env)
+    # Tips already on the default branch (reviews.access computed them before git ran).
+    landed = set(env.get("HOSTSITE_NEXT_LANDED", "").split())
     workspace = f"{base}/workspaces/{quote(pusher)}"
     # proc-receive printed one line per nameless ref, and one per branch push it mapped.
     mapped = env.get("HOSTSITE_NEXT_MAPPED", "")
@@ -211,7 +219,14 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
     out: list = []
     for i, (ref, new) in enumerate(moved):
         block = ref_steps(
-            ref, new, base, workspace, targets.get(ref, default), proposals.get(ref), ref in targets
+            ref,
+            new,
+            base,
+            workspace,
+            targets.get(ref, default),
+            proposals.get(ref),
+            ref in targets,
+            landed=ref not in targets and new in landed,
         )
         room = budget - len(out) - (1 if i + 1 < len(moved) else 0)
         if room <= 0 or (out and len(block) > room):

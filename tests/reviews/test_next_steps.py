@@ -68,6 +68,33 @@ def test_branch_push_mapped_to_the_workspace_says_the_same(world):
     assert hints(result)[3:] == [f"hostsite: 3 refs: {base}/workspaces/alice"]
 
 
+def test_a_copy_of_main_is_called_stale_instead_of_offered_a_proposal(world):
+    alice = world.add("alice")
+    base = f"http://{world.host}/owner/project"
+    stale = "hostsite: stale: already on main, nothing to propose; clean it up on that page"
+    # A direct push of a commit main has.
+    result = alice.push("HEAD:refs/users/alice/main")
+    assert result.returncode == 0, result.stderr
+    assert hints(result) == [f"hostsite: main: {base}/workspaces/alice/main", stale]
+    # Main moves on; alice pulls it and pushes her branches: her `main` maps to her workspace
+    # (where her push sees refs/users/alice/main as refs/heads/main) and fast-forwards the copy.
+    world.owner.commit("main moves on", name="other.txt")
+    assert world.owner.push("main").returncode == 0
+    assert alice.git("pull", "--quiet", "--ff-only", alice.remote, "main").returncode == 0
+    result = alice.git("push", alice.remote, "main")
+    assert result.returncode == 0, result.stderr
+    assert hints(result) == [
+        "hostsite: refs/heads/main landed in refs/users/alice/main",
+        f"hostsite: main: {base}/workspaces/alice/main",
+        stale,
+    ]
+    assert world.refs()["refs/users/alice/main"] == world.refs()["refs/heads/main"]
+    # New work is offered a proposal as before.
+    alice.commit("real work")
+    result = alice.push("HEAD:refs/users/alice/main")
+    assert hints(result)[1].startswith("hostsite: open a proposal:")
+
+
 def test_links_follow_the_host_the_push_reached(world):
     alice = world.add("alice")
     alice.commit("work")

@@ -72,3 +72,17 @@ def test_lines_proc_receive_printed_for_mapped_branches_count_too():
     # One: its "landed in" line and two of ours.
     assert len(steps(refs[:1], env={**ENV, "HOSTSITE_NEXT_MAPPED": "1"})) == 2
     assert len(steps(refs[:1], env={**ENV, "HOSTSITE_NEXT_MAPPED": "x"})) == 2
+
+
+def test_a_tip_already_on_the_branch_is_stale_not_proposed():
+    env = {**ENV, "HOSTSITE_NEXT_LANDED": f"{NEW}\n{'3' * 40}"}
+    assert steps(["refs/users/alice/main"], env=env) == [
+        "hostsite: main: http://h/o/p/workspaces/alice/main",
+        "hostsite: stale: already on main, nothing to propose; clean it up on that page",
+    ]
+    # Its open proposal still speaks first; another tip is offered a proposal as before.
+    proposed = {**env, "HOSTSITE_NEXT_PROPOSALS": f"7 1 {'2' * 40} refs/users/alice/main"}
+    assert steps(["refs/users/alice/main"], env=proposed)[1].startswith("hostsite: proposal #7 updated")
+    assert steps(["refs/users/alice/x"], env={**ENV, "HOSTSITE_NEXT_LANDED": "3" * 40})[1].startswith(
+        "hostsite: open a proposal"
+    )

@@ -148,7 +148,9 @@ def test_dashboard_lists_own_work(lab):
     assert client.get("/dashboard").status_code == 302  # sign in first
     client.force_login(alice)
     page = client.get("/dashboard").content.decode()
-    assert "owner/project" in page and "alice two" in page and "<svg" in page
+    # Her ref, to propose; no graph, so no branch tips unrelated to her work.
+    assert "owner/project" in page and "alice two" in page and "<svg" not in page
+    assert "main one" not in page
     client.force_login(UserFactory(username="nobody"))
     assert "alice two" not in client.get("/dashboard").content.decode()
 
