@@ -8,4 +8,5 @@ class ReviewsConfig(AppConfig):
     def ready(self) -> None:
         # What reviews adds to a push's hooks is a git access backend named in settings
         # (reviews.access.ReviewAccess), not registered here.
-        from reviews import moderation, receivers  # noqa: F401 - both connect signals
+        # events registers the "proposal:<id>" notification subject; the others connect signals.
+        from reviews import events, moderation, receivers  # noqa: F401
