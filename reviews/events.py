@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 MENTIONS_MAX = 50
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
-# Not after a word character, @ or / (an e-mail address, a path), as GitHub reads mentions.
-_MENTION = re.compile(r"(?<![\w@/`])@([a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38})(?![\w-])", re.I | re.A)
+# Not after a word character, @ or / (an e-mail address, a path), nor before / (GitHub's
+# @org/team), as GitHub reads mentions.
+_MENTION = re.compile(r"(?<![\w@/`])@([a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38})(?![\w/-])", re.I | re.A)
 
 
 def proposal_subject(proposal: Proposal) -> str:
