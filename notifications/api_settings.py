@@ -17,7 +17,7 @@ from repos.errors import InvalidInput
 
 class PreferenceSerializer(serializers.Serializer):
     kind = serializers.CharField()
-    label = serializers.CharField()
+    title = serializers.CharField(help_text="what the kind is, as the settings page says it")
     delivery = serializers.ChoiceField(choices=Delivery.choices)
     default = serializers.ChoiceField(choices=Delivery.choices)
 
@@ -30,7 +30,7 @@ class SubscriptionSerializer(serializers.Serializer):
 def _preferences(user) -> list[dict]:
     current = selectors.deliveries_for(user)
     return [
-        {"kind": k.name, "label": k.label, "delivery": current[k.name], "default": k.default} for k in KINDS
+        {"kind": k.name, "title": k.label, "delivery": current[k.name], "default": k.default} for k in KINDS
     ]
 
 

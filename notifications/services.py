@@ -44,7 +44,7 @@ def notify(
         body=body,
     )
     if settings.EMAIL_ENABLED and delivery_for(user, kind) == Delivery.EMAIL:
-        from notifications import tasks
+        from notifications import tasks  # tasks call these services: imported when used
 
         pk = notification.pk
         transaction.on_commit(lambda: tasks.send_notification_email.delay(pk))

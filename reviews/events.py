@@ -133,8 +133,9 @@ def _name(actor) -> str:
     return actor.username if actor is not None else "Someone"
 
 
-def _about(proposal: Proposal) -> str:
-    return f"#{proposal.number} on {proposal.repository.full_name}: {proposal.title}"
+def _about(proposal: Proposal, what: str = "") -> str:
+    """ "#12 on owner/name<what>: Title": the title last, as it may say anything."""
+    return f"#{proposal.number} on {proposal.repository.full_name}{what}: {proposal.title}"
 
 
 def _tell(
@@ -251,21 +252,21 @@ def _merged(proposal: Proposal, actor) -> None:
         proposal,
         _concerned(proposal, "merged"),
         actor=actor,
-        text=lambda _k: f"{_name(actor)} merged{into} proposal {_about(proposal)}",
+        text=lambda _k: f"{_name(actor)} merged proposal {_about(proposal, into)}",
         url=_url(proposal),
     )
 
 
 def _conflict(proposal: Proposal, files: list[str]) -> None:
     listed = ", ".join(str(f) for f in files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    what = f" no longer merges cleanly into {proposal.target_branch}"
+    if listed:
+        what += f" (conflicts in {listed})"
     _tell(
         proposal,
         _author_and_followers(proposal, "conflict"),
         actor=None,
-        text=lambda _k: (
-            f"{proposal.target_branch} moved and proposal {_about(proposal)} no longer merges cleanly"
-            + (f" (conflicts in {listed})" if listed else "")
-        ),
+        text=lambda _k: f"Proposal {_about(proposal, what)}",
         url=_url(proposal),
         body="\n".join(str(f) for f in files),
     )

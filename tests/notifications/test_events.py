@@ -169,7 +169,9 @@ def test_approved_and_merged_tell_author_and_participants(scene, now):
     with now():
         merge.proposal_merge(proposal=proposal, user=scene.owner, strategy="merge")
     assert told() == {"alice": "merged", "bob": "merged", "maint": "merged"}
-    assert Notification.objects.get(user=scene.alice).text.startswith("owner merged into main proposal #1")
+    assert Notification.objects.get(user=scene.alice).text.startswith(
+        "owner merged proposal #1 on owner/project into main: Add"
+    )
 
 
 def test_conflict_and_failed_check_tell_author_and_followers(scene, now):
@@ -179,8 +181,9 @@ def test_conflict_and_failed_check_tell_author_and_followers(scene, now):
     with now():
         events.conflict_appeared(proposal, files=[f"f{i}.txt" for i in range(7)])
     assert told() == {"alice": "conflict", "bob": "conflict"}
-    assert (
-        "conflicts in f0.txt, f1.txt, f2.txt, f3.txt, f4.txt and 2 more" in Notification.objects.first().text
+    assert Notification.objects.first().text == (
+        "Proposal #1 on owner/project no longer merges cleanly into main "
+        "(conflicts in f0.txt, f1.txt, f2.txt, f3.txt, f4.txt and 2 more): Add <b>bee</b>"
     )
     Notification.objects.all().delete()
     with now():
