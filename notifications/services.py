@@ -10,6 +10,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from notifications.email import address_of
 from notifications.kinds import BY_NAME
 from notifications.models import TEXT_MAX, Delivery, Notification, Preference, Subscription
 from notifications.selectors import deliveries_for, delivery_for
@@ -43,7 +44,7 @@ def notify(
         subject=subject,
         body=body,
     )
-    if settings.EMAIL_ENABLED and delivery_for(user, kind) == Delivery.EMAIL:
+    if settings.EMAIL_ENABLED and address_of(user) and delivery_for(user, kind) == Delivery.EMAIL:
         from notifications import tasks  # tasks call these services: imported when used
 
         pk = notification.pk

@@ -206,6 +206,7 @@ def test_no_mail_for_web_only_digest_kinds_or_invalid_addresses(
         notify(bob, kind="proposal_opened", text="digest kind", repository=repo)
         late = comment_notice(world, user=broken)
     assert smtp.received == [] and smtp.attempts == 0
+    # No task was queued for the invalid address; one queued anyway (the address changed) sends nothing.
     assert mailer.send_notification(late.pk) == "no address"
     assert Notification.objects.filter(emailed_at__isnull=False).count() == 0
 

@@ -79,9 +79,14 @@ def test_private_repository_watchers_without_access_hear_nothing(scene, now):
     repo_services.membership_set(repo=scene.repo, user=scene.alice, role=Role.READER)
     outsider = UserFactory(username="outsider")
     Subscription.objects.create(user=outsider, subject=f"repository:{scene.repo.pk}")
-    open_proposal(scene, now)
+    proposal = open_proposal(scene, now)
     assert "outsider" not in told()
     assert set(told()) == {"owner", "maint"}
+    # Mentioned, yet may not read the repository: not told (nor that the proposal exists).
+    Notification.objects.all().delete()
+    with now():
+        services.comment_add(proposal=proposal, user=scene.maint, body="@outsider @alice see this")
+    assert told() == {"alice": "mention"}
 
 
 def test_review_requested_tells_that_user_who_then_follows(scene, now):
