@@ -58,7 +58,7 @@ def comment_added(comment, *, actor) -> None:
 
 
 def approved(approval, *, actor) -> None:
-    """The proposal's author and followers."""
+    """The proposal's author, participants and followers."""
     _later(_approved, approval, actor)
 
 
@@ -68,12 +68,12 @@ def merged(proposal, *, actor) -> None:
 
 
 def conflict_appeared(proposal, *, files) -> None:
-    """The target moved and the proposal no longer merges cleanly: its author."""
+    """The target moved and the proposal no longer merges cleanly: its author and followers."""
     _later(_conflict, proposal, list(files or []))
 
 
 def check_failed(proposal, *, context: str, state: str, target_url: str = "") -> None:
-    """A required or reported check failed on the proposal's head: its author."""
+    """A required or reported check failed on the proposal's head: its author and followers."""
     _later(_check_failed, proposal, context, state, target_url)
 
 
