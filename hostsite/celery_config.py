@@ -80,6 +80,11 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "repos.tasks.replay_spooled_pushes",
             "schedule": timedelta(minutes=1),
         },
+        # One mail per user with the day's notifications of the kinds they get as a digest.
+        "send-notification-digests": {
+            "task": "notifications.tasks.send_digests",
+            "schedule": timedelta(hours=env_int("NOTIFICATION_DIGEST_HOURS", 24, minimum=1)),
+        },
         "schedule-push-reconciliation": {
             "task": "repos.tasks.schedule_push_reconciliation",
             "schedule": timedelta(minutes=env_int("PUSH_RECONCILE_MINUTES", 60, minimum=1)),

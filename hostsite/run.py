@@ -38,6 +38,8 @@ def _environment() -> dict[str, str]:
                 fh.write(secrets.token_urlsafe(50))
         env["SECRET_KEY"] = key_file.read_text().strip()
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Notification mail is printed by the worker unless a real server is named (EMAIL_URL).
+    env.setdefault("EMAIL_URL", "console://")
     return env
 
 

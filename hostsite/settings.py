@@ -15,6 +15,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from hostsite.celery_config import beat_schedule, broker_transport
+from hostsite.email_config import email_config, from_address
 from hostsite.env import (
     broker_url,
     bundle_storage_config,
@@ -200,6 +201,19 @@ CELERY_BEAT_SCHEDULE = beat_schedule()
 # process is gone. The grace exceeds the longest wait for the database a recording may spend.
 PUSH_SPOOL_DIR = Path(env_str("PUSH_SPOOL_DIR", str(VAR_DIR / "spool" / "pushes"))).resolve()
 PUSH_SPOOL_GRACE_SECONDS = env_int("PUSH_SPOOL_GRACE_SECONDS", 300, minimum=0)
+
+# --- email (hostsite.email_config, notifications.email) ---------------------------------------
+# Unset: no mail, notifications stay on the site. `make run` sets console:// (mail is printed).
+EMAIL_URL = env_str("EMAIL_URL", "")
+_email = email_config(EMAIL_URL)
+EMAIL_ENABLED = _email.enabled
+EMAIL_BACKEND = _email.backend
+EMAIL_HOST, EMAIL_PORT = _email.host, _email.port
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _email.user, _email.password
+EMAIL_USE_TLS, EMAIL_USE_SSL = _email.use_tls, _email.use_ssl
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30, minimum=1)
+DEFAULT_FROM_EMAIL = from_address(env_str("DEFAULT_FROM_EMAIL"), SITE_URL)
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
 MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))

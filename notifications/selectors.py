@@ -1,10 +1,14 @@
-"""Reads: a user's notifications and their unread count."""
+"""Reads: a user's notifications and their unread count, how they want each kind delivered,
+and who follows or muted a subject."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import QuerySet
 
-from notifications.models import Notification
+from notifications.kinds import KINDS, default_delivery
+from notifications.models import Notification, Preference, Subscription
 
 
 def notifications_for(user, *, unread_only: bool = False) -> QuerySet[Notification]:
@@ -16,3 +20,41 @@ def unread_count(user) -> int:
     if not getattr(user, "is_authenticated", False):
         return 0
     return Notification.objects.filter(user=user, read_at__isnull=True).count()
+
+
+def delivery_for(user, kind: str) -> str:
+    chosen = Preference.objects.filter(user=user, kind=kind).values_list("delivery", flat=True).first()
+    return chosen or default_delivery(kind)
+
+
+def deliveries_for(user) -> dict[str, str]:
+    """Every listed kind's delivery for `user`, in the order of notifications.kinds."""
+    chosen = dict(Preference.objects.filter(user=user).values_list("kind", "delivery"))
+    return {kind.name: chosen.get(kind.name, kind.default) for kind in KINDS}
+
+
+def subscription_state(user, subject: str) -> bool | None:
+    """True: follows; False: muted; None: neither (only what concerns them directly)."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    return (
+        Subscription.objects.filter(user=user, subject=subject).values_list("subscribed", flat=True).first()
+    )
+
+
+def followers(subject: str) -> set[int]:
+    return set(
+        Subscription.objects.filter(subject=subject, subscribed=True).values_list("user_id", flat=True)
+    )
+
+
+def muted(subjects: Iterable[str]) -> set[int]:
+    return set(
+        Subscription.objects.filter(subject__in=list(subjects), subscribed=False).values_list(
+            "user_id", flat=True
+        )
+    )
+
+
+def subscriptions_of(user) -> QuerySet[Subscription]:
+    return Subscription.objects.filter(user=user).order_by("subject")

@@ -8,7 +8,8 @@ class ReviewsConfig(AppConfig):
     def ready(self) -> None:
         # What reviews adds to a push's hooks is a git access backend named in settings
         # (reviews.access.ReviewAccess), not registered here.
-        from reviews import moderation, queues, receivers  # noqa: F401 - both connect signals
+        # events registers the "proposal:<id>" notification subject; the others connect signals.
+        from reviews import events, moderation, queues, receivers  # noqa: F401
         from workspaces import ref_links
 
         # Workspace pages name each ref's open proposal; workspaces cannot import reviews.

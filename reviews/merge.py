@@ -28,6 +28,7 @@ from repos.locking import repository_lock
 from repos.pushes import push_record
 from repos.selectors import role_for
 from repos.visibility import refuse_republishing
+from reviews import events
 from reviews.mergetree import (
     Identity,
     commit_tree,
@@ -255,4 +256,5 @@ def proposal_merge(
                 updated_at=timezone.now(),
             )
     proposal.refresh_from_db()
+    events.merged(proposal, actor=user)
     return MergeResult(new, old, push.pk if push else None, strategy)

@@ -21,7 +21,7 @@ from repos.gittools import is_ancestor, merge_base, rev_parse
 from repos.models import Push, Repository
 from repos.selectors import can_read
 from repos.visibility import refuse_republishing
-from reviews import selectors
+from reviews import events, selectors
 from reviews.models import (
     COMMENT_MAX,
     DESCRIPTION_MAX,
@@ -154,6 +154,7 @@ def proposal_open(
     except IntegrityError:
         raise Conflict("Another proposal was opened at the same moment; try again.", code="busy") from None
     ProposalRevision.objects.create(proposal=proposal, number=1, head_sha=head, base_sha=base, push=push)
+    events.proposal_opened(proposal, actor=user)
     return proposal
 
 
@@ -181,13 +182,15 @@ def comment_add(*, proposal: Proposal, user, body: str) -> Comment:
     body = clean_text(body, limit=COMMENT_MAX, field="body")
     if not body:
         raise InvalidInput("A comment needs some text.", fields={"body": ["required"]})
-    return Comment.objects.create(
+    comment = Comment.objects.create(
         proposal=proposal,
         author=user,
         author_name=user.username,
         body=body,
         revision=selectors.latest_revision(proposal),
     )
+    events.comment_added(comment, actor=user)
+    return comment
 
 
 @transaction.atomic
@@ -204,6 +207,7 @@ def proposal_approve(*, proposal: Proposal, user) -> Approval:
     approval, _ = Approval.objects.update_or_create(
         proposal=proposal, user=user, defaults={"revision": revision, "head_sha": revision.head_sha}
     )
+    events.approved(approval, actor=user)
     return approval
 
 
@@ -282,7 +286,7 @@ def proposals_close_for_moderation(*, repo: Repository, username: str, note: str
 @transaction.atomic
 def proposal_mark_merged(*, proposal: Proposal, push: Push | None, sha: str) -> None:
     """The proposal's work reached its target through a push (not the merge button)."""
-    Proposal.objects.filter(pk=proposal.pk, state=ProposalState.OPEN).update(
+    changed = Proposal.objects.filter(pk=proposal.pk, state=ProposalState.OPEN).update(
         state=ProposalState.MERGED,
         merged_by=push.pusher if push else None,
         merged_at=timezone.now(),
@@ -290,3 +294,5 @@ def proposal_mark_merged(*, proposal: Proposal, push: Push | None, sha: str) -> 
         merged_sha=sha,
         updated_at=timezone.now(),
     )
+    if changed:
+        events.merged(proposal, actor=push.pusher if push else None)

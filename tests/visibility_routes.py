@@ -160,6 +160,13 @@ PUBLIC_ROUTES: dict[str, Public] = {
     ),
     "notifications": Public("/notifications"),
     "notifications-read-all": Public(None, "POST only; marks the caller's own notifications read"),
+    "notification-settings": Public("/settings/notifications"),
+    "notification-subscription": Public(
+        None, "POST only; a subject the caller may not see is 404: tests/notifications/test_subscriptions.py"
+    ),
+    "notifications-unsubscribe": Public(
+        None, "signed token only the mail's recipient has: tests/notifications/test_email.py"
+    ),
     "workspace-exports": Public("/settings/workspace-exports"),
     "moderation": Public("/moderation"),
     "bundle-object": Public(
@@ -175,6 +182,8 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "api-repos-owner": Public("/api/v1/repos?owner=olga"),
     "api-workspace-exports": Public("/api/v1/user/workspace-exports"),
     "api-notifications": Public("/api/v1/notifications"),
+    "api-notification-preferences": Public("/api/v1/notifications/preferences"),
+    "api-notification-subscriptions": Public("/api/v1/notifications/subscriptions"),
     "api-moderation-reports": Public("/api/v1/moderation/reports"),
     "api-moderation-report-dismiss": Public(
         None, "staff only, POST; tests/workspaces/test_moderation_pages.py"

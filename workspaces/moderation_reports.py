@@ -1,13 +1,17 @@
 """Reports: anyone signed in reports a workspace; staff and the repository's admins close them,
-resolved by an action or dismissed (with an audit row)."""
+resolved by an action or dismissed (with an audit row). The repository's admins are told of a
+new report (staff work the site-wide queue at /moderation), and the reporter of its outcome."""
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from notifications.services import notify
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.models import Repository
+from repos.models import Repository, Role
+from repos.selectors import members
 from workspaces.models import ModerationAction, Report
 from workspaces.moderation_common import REASON_MAX, audit, may_moderate
 
@@ -24,7 +28,31 @@ def report_create(*, repo: Repository, target_user, reporter, reason: str) -> Re
         raise InvalidInput(
             f"The reason is longer than {REASON_MAX} characters.", fields={"reason": ["Too long."]}
         )
-    return Report.objects.create(repository=repo, target_user=target_user, reporter=reporter, reason=reason)
+    report = Report.objects.create(repository=repo, target_user=target_user, reporter=reporter, reason=reason)
+    transaction.on_commit(lambda: _tell_admins(report))
+    return report
+
+
+def _tell_admins(report: Report) -> None:
+    """Neither the reporter nor the reported admin (who would learn who reported them) is told."""
+    repo = report.repository
+    url = reverse("repository-moderation", args=[repo.owner.username, repo.name])
+    text = f"{report.reporter}'s report on {report.target_user}'s workspace in {repo.full_name}"
+    for user, role in members(repo):
+        if (
+            role == Role.ADMIN
+            and user.is_active
+            and user.pk not in (report.reporter_id, report.target_user_id)
+        ):
+            notify(
+                user,
+                kind="report",
+                text=text,
+                url=url,
+                repository=repo,
+                actor=report.reporter,
+                body=report.reason,
+            )
 
 
 @transaction.atomic
@@ -47,5 +75,17 @@ def report_close(*, report: Report, acting_user, resolved: bool, reason: str = "
             reason=(reason or "").strip()[:REASON_MAX] or "dismissed",
             before={"report": report.pk, "state": "open"},
             after={"report": report.pk, "state": report.state},
+        )
+    reporter = report.reporter
+    if reporter is not None and reporter.is_active and reporter.pk != getattr(acting_user, "pk", None):
+        repo, target, state = report.repository, report.target_user, report.state
+        transaction.on_commit(
+            lambda: notify(
+                reporter,
+                kind="report_outcome",
+                text=f"Your report on {target}'s workspace in {repo.full_name} was {state}.",
+                url=reverse("repository", args=[repo.owner.username, repo.name]),
+                repository=repo,
+            )
         )
     return report
