@@ -81,7 +81,9 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-comment": Row("POST", "/{repo}/proposals/{proposal}/comment"),
     "proposal-approve": Row("POST", "/{repo}/proposals/{proposal}/approve"),
     "proposal-state": Row("POST", "/{repo}/proposals/{proposal}/state"),
-    "proposal-merge": Row("POST", "/{repo}/proposals/{proposal}/merge"),
+    "proposal-merge": Row("GET", "/{repo}/proposals/{proposal}/merge?strategy=merge"),
+    "proposal-auto-merge": Row("POST", "/{repo}/proposals/{proposal}/auto-merge"),
+    "proposal-review-requests": Row("POST", "/{repo}/proposals/{proposal}/review-requests"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
     "work-stack": Row("GET", "/{repo}/work/stack/olga/w"),
@@ -123,6 +125,9 @@ REPO_ROUTES: dict[str, Row] = {
     "api-proposal-approvals": Row("POST", "/api/v1/repos/{repo}/proposals/{proposal}/approvals"),
     "api-proposal-merge": Row("POST", "/api/v1/repos/{repo}/proposals/{proposal}/merge"),
     "api-proposal-revisions": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/revisions"),
+    "api-proposal-mergeability": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/mergeability"),
+    "api-proposal-auto-merge": Row("PUT", "/api/v1/repos/{repo}/proposals/{proposal}/auto-merge"),
+    "api-proposal-review-requests": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/review-requests"),
     "api-work": Row("GET", "/api/v1/repos/{repo}/work"),
 }
 
