@@ -13,8 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from repos.errors import ServiceError
 from reviews import automerge, merge, review_requests, selectors
-from reviews.mergebox import _enqueue as enqueue_check
-from reviews.mergebox import merge_state
+from reviews.mergebox import enqueue_check, merge_state
 from reviews.models import MergeStrategy
 from reviews.views import TAKEN_DOWN, _back, _proposal_or_404
 

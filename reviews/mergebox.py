@@ -2,7 +2,7 @@
 ask for, and the strategies on offer; and the approvals card's review requests.
 
 Nothing here merges: a check for another (target, head) pair than the current one shows as
-"checking" and enqueues reviews.tasks.check_merges, which computes it in a worker."""
+"checking" and enqueues reviews.tasks.check_merge, which computes it in a worker."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from reviews import merge, mergecheck, review_requests, rules
 from reviews.models import MergeCheck, MergeStrategy
 
 
-def _enqueue(proposal) -> None:
+def enqueue_check(proposal) -> None:
     from reviews import tasks
 
-    repo_id, branch = proposal.repository_id, proposal.target_branch
-    transaction.on_commit(lambda: tasks.check_merges.delay(repo_id, branch))
+    proposal_id = proposal.pk
+    transaction.on_commit(lambda: tasks.check_merge.delay(proposal_id))
 
 
 def merge_state(proposal, latest) -> dict:
@@ -26,7 +26,7 @@ def merge_state(proposal, latest) -> dict:
     check = mergecheck.cached(proposal, pair)
     checking = pair is not None and check is None
     if checking:
-        _enqueue(proposal)
+        enqueue_check(proposal)
     return {
         "check": check,
         "checking": checking,

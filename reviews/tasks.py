@@ -77,6 +77,16 @@ def check_merges(repository_id: int, branch: str) -> str:
 
 
 @shared_task(acks_late=True, ignore_result=True, **_RETRY)
+def check_merge(proposal_id: int) -> str:
+    """One proposal's check, for a page that found none for the current pair."""
+    proposal = Proposal.objects.select_related("repository").filter(pk=proposal_id).first()
+    if proposal is None:
+        return "gone"
+    check = mergecheck.check_proposal(proposal)
+    return check.state if check else "nothing to check"
+
+
+@shared_task(acks_late=True, ignore_result=True, **_RETRY)
 def auto_merge(proposal_id: int) -> str:
     proposal = Proposal.objects.select_related("repository", "auto_merge_by").filter(pk=proposal_id).first()
     if proposal is None:

@@ -24,9 +24,9 @@ from repos.views import form_error, repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
-from reviews import merge, selectors, services
+from reviews import selectors, services
 from reviews.mergebox import merge_box_context
-from reviews.models import DESCRIPTION_MAX, TITLE_MAX, MergeStrategy, ProposalState
+from reviews.models import DESCRIPTION_MAX, TITLE_MAX, ProposalState
 from reviews.threads.page import threads_context
 from workspaces import browse as ws_browse
 from workspaces.webedit.places import proposal_edit_links
@@ -178,8 +178,6 @@ def proposal_detail(
         "may_approve": proposal.is_open
         and selectors.may_approve(user, proposal)
         and not any(a.username == user.username and not a.stale for a in approvals),
-        "may_merge": proposal.is_open and merge.may_merge(user, repo),
-        "strategies": MergeStrategy.choices,
         "title_max": TITLE_MAX,
         **diff_context(request, repo.disk_path, shown.base_sha, shown.head_sha),
     }

@@ -83,8 +83,8 @@ def test_the_page_shows_each_state(scene, enqueued, django_capture_on_commit_cal
     with django_capture_on_commit_callbacks(execute=True):
         page = client.get("/owner/project/proposals/1").content.decode()
     assert 'id="merge-checking"' in page  # nothing computed: the page runs no merge, it asks
-    assert ("reviews.tasks.check_merges", (scene.repo.pk, "main")) in enqueued
-    mergecheck.check_proposal(proposal)
+    assert ("reviews.tasks.check_merge", (proposal.pk,)) in enqueued
+    assert tasks.check_merge(proposal.pk) == "clean"
     page = client.get("/owner/project/proposals/1").content.decode()
     assert 'id="merge-clean"' in page and "behind" not in page
     move_main(scene, {"a.txt": "one\n<b>2</b>\nthree\n"})
