@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 from repos.git import run_git
 
@@ -36,7 +37,7 @@ class Problem:
 class Rule:
     line: int
     pattern: str
-    regex: re.Pattern
+    matcher: Pattern
     owners: tuple[str, ...]  # usernames
 
 
@@ -49,7 +50,7 @@ class CodeOwners:
     def owners_of(self, filename: str) -> tuple[str, ...]:
         """The usernames owning `filename`: the last matching rule's (maybe none)."""
         for rule in reversed(self.rules):
-            if rule.regex.match(filename):
+            if rule.matcher.match(filename):
                 return rule.owners
         return ()
 
@@ -58,26 +59,72 @@ class BadPattern(ValueError):
     pass
 
 
-def _segment(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
+_DOUBLE = "**"
+MAX_OWNERS = 500  # distinct owner names looked up per file (one query, bounded parameters)
+MAX_PATTERN = 1000  # characters; GitHub's own limit is larger, but no real pattern comes close
+
+
+def glob_segment(pattern: str, name: str) -> bool:
+    """fnmatch for one path segment (`*`, `?`, the rest literal), without regexes: the greedy
+    two-pointer match, O(len(pattern) x len(name)) at worst, so no pattern in a repository's
+    file can make a page backtrack for seconds."""
+    p = n = 0
+    star, mark = -1, 0
+    while n < len(name):
+        if p < len(pattern) and (pattern[p] == "?" or pattern[p] == name[n]):
+            p, n = p + 1, n + 1
+        elif p < len(pattern) and pattern[p] == "*":
+            star, mark, p = p, n, p + 1
+        elif star >= 0:
+            p, mark = star + 1, mark + 1
+            n = mark
         else:
-            out.append(re.escape(ch))
-    return "".join(out)
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A compiled pattern: path segments (`**` spans any number of directories), and what may
+    follow the last one: `exact` (nothing), `below` (nothing or a directory's contents), `inside`
+    (a directory's contents only)."""
+
+    segments: tuple[str, ...]
+    tail: str
+
+    def match(self, path: str) -> bool:
+        parts = path.split("/")
+        memo: dict[tuple[int, int], bool] = {}
+
+        def at(i: int, j: int) -> bool:
+            if (i, j) in memo:
+                return memo[i, j]
+            if i == len(self.segments):
+                found = j == len(parts) or (self.tail == "below" and j < len(parts))
+                if self.tail == "inside":
+                    found = j < len(parts)
+            elif self.segments[i] == _DOUBLE:
+                found = any(at(i + 1, k) for k in range(j, len(parts) + 1))
+            else:
+                found = j < len(parts) and glob_segment(self.segments[i], parts[j]) and at(i + 1, j + 1)
+            memo[i, j] = found
+            return found
+
+        return at(0, 0)
 
 
 @lru_cache(maxsize=4096)
-def compile_pattern(pattern: str) -> re.Pattern:
-    """A gitignore-style pattern as a regex over repository paths (no leading slash).
+def compile_pattern(pattern: str) -> Pattern:
+    """A gitignore-style pattern over repository paths (no leading slash).
 
     Anchored to the root when it starts with `/` or has a `/` before its end; otherwise it
     matches at any depth. A trailing `/` matches only a directory's contents. A pattern whose
     last part has a wildcard matches one level (`docs/*` not `docs/a/b`, as GitHub documents);
     one without also matches everything under it when it names a directory."""
+    if len(pattern) > MAX_PATTERN:
+        raise BadPattern(f"longer than {MAX_PATTERN} characters")
     if pattern.startswith("!"):
         raise BadPattern("negation (!) is not supported in CODEOWNERS")
     if "[" in pattern or "]" in pattern:
@@ -90,24 +137,20 @@ def compile_pattern(pattern: str) -> re.Pattern:
         if pattern.startswith("/"):
             raise BadPattern("a pattern of only slashes matches nothing")
         raise BadPattern("empty pattern")
-    anchored = pattern.startswith("/") or "/" in body
     parts = body.split("/")
     if any(part == "" for part in parts):
         raise BadPattern("empty path segment (//)")
-    regex = "" if anchored else "(?:.*/)?"
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if part == "**":
-            regex += ".*" if last else "(?:.*/)?"
-            continue
-        if "**" in part:
-            raise BadPattern("** must be a whole path segment")
-        regex += _segment(part) + ("" if last else "/")
+    if any(_DOUBLE in part and part != _DOUBLE for part in parts):
+        raise BadPattern("** must be a whole path segment")
+    anchored = pattern.startswith("/") or "/" in body
+    segments = tuple(parts if anchored else [_DOUBLE, *parts])
+    last = parts[-1]
+    if last == _DOUBLE:
+        # `logs/**`: everything inside logs/, not logs itself
+        return Pattern(segments[:-1], "inside")
     if directory:
-        regex += "/.*"
-    elif not (parts[-1] == "**" or "*" in parts[-1] or "?" in parts[-1]):
-        regex += "(?:/.*)?"
-    return re.compile(regex + r"\Z")
+        return Pattern(segments, "inside")
+    return Pattern(segments, "exact" if ("*" in last or "?" in last) else "below")
 
 
 def _resolve(tokens: list[str], line: int, problems: list[Problem], users: dict[str, str]) -> list[str]:
@@ -141,23 +184,21 @@ def _users_named(tokens: set[str]) -> dict[str, str]:
     emails = {t.lower() for t in tokens if not t.startswith("@") and "@" in t}
     if not names and not emails:
         return {}
-    query = Q()
-    for name in names:
-        query |= Q(username__iexact=name)
-    for email in emails:
-        query |= Q(email__iexact=email) | Q(commit_email__iexact=email)
     found: dict[str, str] = {}
-    for username, email, commit_email in (
+    rows = (
         get_user_model()
-        .objects.filter(query, is_active=True)
+        .objects.filter(is_active=True)
+        .annotate(lname=Lower("username"), lemail=Lower("email"), lcommit=Lower("commit_email"))
+        .filter(Q(lname__in=names) | Q(lemail__in=emails) | Q(lcommit__in=emails))
         .order_by("pk")
-        .values_list("username", "email", "commit_email")
-    ):
+        .values_list("username", "lemail", "lcommit")
+    )
+    for username, email, commit_email in rows:
         if username.lower() in names:
             found[username.lower()] = username
         for address in (email, commit_email):
-            if address and address.lower() in emails:
-                found.setdefault(address.lower(), username)
+            if address and address in emails:
+                found.setdefault(address, username)
     return found
 
 
@@ -170,15 +211,20 @@ def parse(text: str, *, path: str = "CODEOWNERS") -> CodeOwners:
             continue
         pattern, *tokens = line.split()
         rows.append((number, pattern, tokens))
-    users = _users_named({t for _n, _p, tokens in rows for t in tokens})
+    distinct = sorted({t for _n, _p, tokens in rows for t in tokens})
+    if len(distinct) > MAX_OWNERS:
+        result.problems.append(
+            Problem(0, f"more than {MAX_OWNERS} distinct owners; only the first {MAX_OWNERS} are looked up")
+        )
+    users = _users_named(set(distinct[:MAX_OWNERS]))
     for number, pattern, tokens in rows:
         try:
-            regex = compile_pattern(pattern)
+            matcher = compile_pattern(pattern)
         except BadPattern as exc:
             result.problems.append(Problem(number, f"{pattern[:80]}: {exc}"))
             continue
         owners = _resolve(tokens, number, result.problems, users)
-        result.rules.append(Rule(number, pattern, regex, tuple(owners)))
+        result.rules.append(Rule(number, pattern, matcher, tuple(owners)))
     return result
 
 

@@ -3,6 +3,8 @@ the branch pages, and code owners asked to review when a proposal opens or gets 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 
@@ -67,6 +69,24 @@ def test_patterns(pattern, path, expected):
 def test_bad_patterns_are_refused(pattern, reason):
     with pytest.raises(codeowners.BadPattern, match=reason):
         codeowners.compile_pattern(pattern)
+
+
+def test_hostile_patterns_stay_cheap():
+    # A regex translation would backtrack for minutes on this; the segment matcher does not.
+    started = time.perf_counter()
+    stars = codeowners.compile_pattern("*a" * 30 + "b")
+    deep = codeowners.compile_pattern("/".join(["**", "x"] * 20 + ["z"]))
+    assert not stars.match("a" * 3000)
+    assert not deep.match("/".join(["x"] * 200) + "/y")
+    assert time.perf_counter() - started < 2
+    with pytest.raises(codeowners.BadPattern, match="longer than"):
+        codeowners.compile_pattern("a" * 1001)
+
+
+def test_many_owners_are_bounded():
+    text = "\n".join(f"f{i} @user{i}" for i in range(600))
+    parsed = codeowners.parse(text)
+    assert parsed.problems[0].message.startswith("more than 500 distinct owners")
 
 
 def test_parse_resolves_owners_and_reports_every_problem():
