@@ -18,6 +18,7 @@ import logging
 from django.db import transaction
 
 from repos.errors import Conflict, Forbidden, InvalidInput, ServiceError
+from repos.models import Push
 from reviews import merge, mergecheck, rules
 from reviews.models import MergeCheck, MergeStrategy, Proposal, ProposalRevision, ProposalState
 
@@ -55,7 +56,11 @@ def auto_merge_cancel(*, proposal: Proposal, user) -> Proposal:
 def cancel_for_revision(revision: ProposalRevision) -> None:
     """A new revision by someone else switches auto-merge off (module docstring). Runs in the
     transaction that records the revision, so no attempt can merge it first."""
-    pusher_id = revision.push.pusher_id if revision.push_id and revision.push else None
+    pusher_id = (
+        Push.objects.filter(pk=revision.push_id).values_list("pusher_id", flat=True).first()
+        if revision.push_id is not None
+        else None
+    )
     Proposal.objects.filter(pk=revision.proposal_id).exclude(auto_merge_strategy="").exclude(
         auto_merge_by_id=pusher_id
     ).update(auto_merge_strategy="", auto_merge_by=None)

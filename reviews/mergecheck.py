@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from repos.errors import Conflict
 from repos.git import GitError, run_git
@@ -92,10 +92,12 @@ def check_proposal(proposal: Proposal, pair: Pair | None = None) -> MergeCheck |
     if previous is not None and (previous.target_sha, previous.head_sha) == (pair.target_sha, pair.head_sha):
         return previous
     values = {"conflicts": [], "behind": 0, "detail": "", **_compute(proposal.repository.disk_path, pair)}
-    with transaction.atomic():
-        check, _ = MergeCheck.objects.update_or_create(
-            proposal=proposal, defaults={"target_sha": pair.target_sha, "head_sha": pair.head_sha, **values}
-        )
+    defaults = {"target_sha": pair.target_sha, "head_sha": pair.head_sha, **values}
+    try:
+        with transaction.atomic():
+            check, _ = MergeCheck.objects.update_or_create(proposal=proposal, defaults=defaults)
+    except IntegrityError:  # another worker created the row meanwhile: the same answer, or newer
+        return MergeCheck.objects.filter(proposal=proposal).first()
     if (
         check.state == MergeCheck.State.CONFLICTS
         and previous is not None
