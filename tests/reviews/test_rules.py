@@ -151,11 +151,17 @@ def test_required_approvals_and_checks_block_then_allow_on_the_page(scene):
     admin.force_login(scene.owner)
     response = admin.post(
         "/owner/project/settings/workspaces",
-        {"action": "protect", "branch": "main", "required_approvals": "1", "required_checks": "ci"},
+        {"action": "protect", "branch": "main", "required_approvals": "1", "required_checks": "ci\r\nlint"},
         follow=True,
     )
-    assert "Branch protection saved." in response.content.decode()
-    assert "1 approval" in response.content.decode()
+    settings_page = response.content.decode()
+    assert "Branch protection saved." in settings_page and "1 approval" in settings_page
+    # The row's edit form holds the rules as saved, so saving it again changes nothing.
+    assert 'value="1"></label>' in settings_page and ">ci\nlint</textarea>" in settings_page
+    admin.post(
+        "/owner/project/settings/workspaces",
+        {"action": "protect", "branch": "main", "required_approvals": "1", "required_checks": "ci"},
+    )
     proposal = propose(scene)
     maint = Client()
     maint.force_login(scene.maint)
