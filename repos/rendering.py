@@ -111,11 +111,15 @@ def find_readme(entries: list[Entry]) -> Entry | None:
     return next((blobs[n] for n in README_NAMES if n in blobs), None)
 
 
-def render_markdown(text: str, *, directory: str, blob_base: str, raw_base: str) -> SafeString:
+def render_markdown(
+    text: str, *, directory: str, blob_base: str, raw_base: str, breaks: bool = False
+) -> SafeString:
     """Markdown to sanitized HTML. Relative links point to the repository's file view
     (`blob_base`), relative images to raw content (`raw_base`), both resolved against the
-    README's `directory`; anything that would climb out of the tree is dropped."""
-    html = markdown.markdown(text, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+    README's `directory`; anything that would climb out of the tree is dropped. `breaks`: every
+    newline is a line break, as in GitHub's pull request descriptions."""
+    extensions = ["fenced_code", "tables", "sane_lists", *(["nl2br"] if breaks else [])]
+    html = markdown.markdown(text, extensions=extensions, output_format="html")
 
     def rewrite(element: str, attribute: str, value: str) -> str | None:
         if attribute not in ("href", "src"):

@@ -221,7 +221,8 @@ class MergeView(APIView):
         request=MergeRequestSerializer,
         responses={200: MergeResultSerializer},
         description="409 when the merge conflicts (`error.fields.files` lists the files), the target "
-        "branch moved, or the proposal is not open; 403 for non-maintainers.",
+        "branch moved, the proposal is not open, or the branch's merge rules are not met (`rules_not_met`, "
+        "what is missing in `error.fields`); 403 for non-maintainers.",
     )
     def post(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import api
+from reviews import api, merge_api
 
 _P = "repos/<str:owner>/<str:name>/proposals"
 
@@ -11,4 +11,15 @@ urlpatterns = [
     path(f"{_P}/<int:number>/approvals", api.ApprovalView.as_view(), name="api-proposal-approvals"),
     path(f"{_P}/<int:number>/merge", api.MergeView.as_view(), name="api-proposal-merge"),
     path(f"{_P}/<int:number>/revisions", api.RevisionListView.as_view(), name="api-proposal-revisions"),
+    path(
+        f"{_P}/<int:number>/mergeability",
+        merge_api.MergeabilityView.as_view(),
+        name="api-proposal-mergeability",
+    ),
+    path(f"{_P}/<int:number>/auto-merge", merge_api.AutoMergeView.as_view(), name="api-proposal-auto-merge"),
+    path(
+        f"{_P}/<int:number>/review-requests",
+        merge_api.ReviewRequestListView.as_view(),
+        name="api-proposal-review-requests",
+    ),
 ]

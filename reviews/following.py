@@ -6,6 +6,7 @@ proposed ref marks its proposal merged. Run by reviews.tasks, never in the push'
 from __future__ import annotations
 
 import logging
+import re
 
 from repos.errors import ServiceError
 from repos.gittools import is_ancestor
@@ -27,6 +28,18 @@ def options_of(push: Push) -> dict[str, str]:
         if sep and key in ("title", "description"):
             values[key] = value
     return values
+
+
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def unescape_option(value: str) -> str:
+    """A push option holds no newline, so `-o description=` spells one `\\n`, and a backslash
+    `\\\\`; any other backslash stays as typed. A newline read this way is a line break on the
+    page (reviews.views renders descriptions with hard breaks)."""
+    return _ESCAPE.sub(
+        lambda m: "\n" if m.group(1) == "n" else "\\" if m.group(1) == "\\" else m.group(0), value
+    )
 
 
 def targets_of(push: Push) -> dict[str, str]:
@@ -104,7 +117,7 @@ def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, s
     if push.pusher is None:  # options come with a signed-in push only
         return
     if description is not None:
-        description = description.replace("\\n", "\n")[:DESCRIPTION_MAX]
+        description = unescape_option(description)[:DESCRIPTION_MAX]
     for ref, branch in targets_of(push).items():
         if ref not in moved or not ref.startswith(f"refs/users/{push.pusher.username}/"):
             continue

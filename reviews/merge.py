@@ -28,7 +28,8 @@ from repos.locking import repository_lock
 from repos.pushes import push_record
 from repos.selectors import role_for
 from repos.visibility import refuse_republishing
-from reviews import events
+from reviews import events, rules
+from reviews.authorship import squash_authors, trailers
 from reviews.mergetree import (
     Identity,
     commit_tree,
@@ -54,6 +55,20 @@ class NotFastForward(Conflict):
 
 class NothingToMerge(Conflict):
     code = "nothing_to_merge"
+
+
+class RulesNotMet(Conflict):
+    """The target branch's merge rules (reviews.rules) are not met; `fields` lists what is
+    missing by kind (approvals, code_owners, checks_failing, checks_pending)."""
+
+    code = "rules_not_met"
+
+    def __init__(self, verdict: rules.Verdict):
+        super().__init__(
+            "The branch's merge rules are not met: " + " ".join(m.message for m in verdict.missing[:10]),
+            fields=verdict.as_fields(),
+        )
+        self.verdict = verdict
 
 
 @dataclass(frozen=True)
@@ -96,7 +111,9 @@ def _squash(path: Path, proposal: Proposal, target: str, head: str, merger: Iden
     if proposal.description.strip():
         message += proposal.description.strip() + "\n\n"
     message += f"Squashed commits (proposal #{proposal.number}):\n" + "".join(f"* {s}\n" for s in subjects)
-    author = identity_of(proposal.author)
+    author, co_authors = squash_authors(path, target, head, proposal.author)
+    if co_authors:
+        message += "\n" + trailers(co_authors)
     return commit_tree(path, tree, [target], message.encode(), author=author, committer=merger)
 
 
@@ -213,6 +230,9 @@ def proposal_merge(
                 "the new revision.",
                 code="head_moved",
             )
+        verdict = rules.evaluate(proposal, revision)
+        if not verdict.ok:
+            raise RulesNotMet(verdict)
         # A merge would publish on the target branch whatever the head reaches: never work a
         # moderator took down or hid from this user (staff's view hides nothing). 403.
         refuse_republishing(repo, user, [head])

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import new_proposal, views
+from reviews import merge_views, new_proposal, views
 
 _P = "<str:owner>/<str:name>/proposals"
 
@@ -13,5 +13,11 @@ urlpatterns = [
     path(f"{_P}/<int:number>/comment", views.proposal_comment, name="proposal-comment"),
     path(f"{_P}/<int:number>/approve", views.proposal_approve, name="proposal-approve"),
     path(f"{_P}/<int:number>/state", views.proposal_state, name="proposal-state"),
-    path(f"{_P}/<int:number>/merge", views.proposal_merge, name="proposal-merge"),
+    path(f"{_P}/<int:number>/merge", merge_views.proposal_merge, name="proposal-merge"),
+    path(f"{_P}/<int:number>/auto-merge", merge_views.proposal_auto_merge, name="proposal-auto-merge"),
+    path(
+        f"{_P}/<int:number>/review-requests",
+        merge_views.proposal_review_request,
+        name="proposal-review-requests",
+    ),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseForbidden
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -22,9 +22,9 @@ from repos.views import repo_or_404
 from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
-from reviews import merge, selectors, services
+from reviews import selectors, services
 from reviews.mergebox import merge_box_context
-from reviews.models import TITLE_MAX, MergeStrategy, ProposalState
+from reviews.models import TITLE_MAX, ProposalState
 from reviews.threads.page import threads_context
 from workspaces.webedit.places import proposal_edit_links
 
@@ -72,14 +72,18 @@ def proposal_list(request, owner: str, name: str):
     )
 
 
-def _markdown(repo, proposal, text: str):
+def _markdown(repo, proposal, text: str, *, breaks: bool = False):
     """Descriptions and comments as sanitized Markdown (repos.rendering, as READMEs); relative
     links lead to files on the target branch."""
     if not text:
         return ""
     branch = proposal.target_branch
     return rendering.render_markdown(
-        text, directory="", blob_base=url_for(repo, "blob", branch), raw_base=url_for(repo, "raw", branch)
+        text,
+        directory="",
+        blob_base=url_for(repo, "blob", branch),
+        raw_base=url_for(repo, "raw", branch),
+        breaks=breaks,
     )
 
 
@@ -89,9 +93,6 @@ def proposal_detail(
     name: str,
     number: int,
     revision: int | None = None,
-    *,
-    conflict: merge.MergeConflict | None = None,
-    status: int = 200,
 ):
     repo, proposal = _proposal_or_404(request, owner, name, number)
     latest = selectors.latest_revision(proposal)
@@ -114,16 +115,14 @@ def proposal_detail(
         "revisions": list(proposal.revisions.select_related("push")),
         "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
         "comments": comments,
-        "description_html": _markdown(repo, proposal, proposal.description),
+        # Newlines are line breaks, as GitHub shows descriptions (and `-o description=` means them).
+        "description_html": _markdown(repo, proposal, proposal.description, breaks=True),
         "approvals": approvals,
         "may_edit": selectors.may_edit(user, proposal),
         # Not again for a head this user already approved (a new revision brings the button back).
         "may_approve": proposal.is_open
         and selectors.may_approve(user, proposal)
         and not any(a.username == user.username and not a.stale for a in approvals),
-        "may_merge": proposal.is_open and merge.may_merge(user, repo),
-        "strategies": MergeStrategy.choices,
-        "conflict": conflict,
         "title_max": TITLE_MAX,
         **diff_context(request, repo.disk_path, shown.base_sha, shown.head_sha),
     }
@@ -135,14 +134,14 @@ def proposal_detail(
     )
     context.update(threads_context(request, repo, proposal, shown, latest, context["diff"]))
     context.update(merge_box_context(request, repo, proposal, latest))
-    # "Show the rest" links lead back to this page, also when it answers a merge's POST.
+    # "Show the rest" links lead back to this page.
     args = [repo.owner.username, repo.name, proposal.number]
     context["diff_url"] = (
         reverse("proposal-revision", args=[*args, shown.number])
         if revision is not None
         else reverse("proposal", args=args)
     )
-    return render(request, "reviews/proposal.html", context, status=status)
+    return render(request, "reviews/proposal.html", context)
 
 
 @login_required
@@ -198,30 +197,4 @@ def proposal_state(request, owner: str, name: str, number: int):
             messages.success(request, "Proposal closed.")
     except ServiceError as exc:
         messages.error(request, exc.message)
-    return _back(proposal)
-
-
-@login_required
-@require_POST
-def proposal_merge(request, owner: str, name: str, number: int):
-    _repo, proposal = _proposal_or_404(request, owner, name, number)
-    try:
-        result = merge.proposal_merge(
-            proposal=proposal,
-            user=request.user,
-            strategy=request.POST.get("strategy", ""),
-            expected_head=request.POST.get("head") or None,
-        )
-    except merge.MergeConflict as exc:
-        # The page again, with the conflicting files in the merge box.
-        return proposal_detail(request, owner, name, number, conflict=exc, status=409)
-    except ServiceError as exc:
-        if exc.code == TAKEN_DOWN:
-            # Not back to the page: it no longer shows this work.
-            return HttpResponseForbidden(exc.message, content_type="text/plain; charset=utf-8")
-        messages.error(request, exc.message)
-    else:
-        messages.success(
-            request, f"Merged into {proposal.target_branch} as {result.sha[:12]} ({result.strategy})."
-        )
     return _back(proposal)

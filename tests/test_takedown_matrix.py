@@ -86,6 +86,8 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "proposal-approve": Check("POST", ("/{repo}/proposals/{proposal}/approve",), staff=None),
     "proposal-state": Check("POST", ("/{repo}/proposals/{proposal}/state",), staff=None),
     "proposal-merge": Check("POST", ("/{repo}/proposals/{proposal}/merge",), staff=None),
+    "proposal-auto-merge": Check("POST", ("/{repo}/proposals/{proposal}/auto-merge",), staff=None),
+    "proposal-review-requests": Check("POST", ("/{repo}/proposals/{proposal}/review-requests",), staff=None),
     "api-proposal": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}",)),
     "api-proposal-comments": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/comments",)),
     "api-proposal-revisions": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/revisions",)),
@@ -93,6 +95,13 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
         "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/approvals",), staff=None
     ),
     "api-proposal-merge": Check("POST", ("/api/v1/repos/{repo}/proposals/{proposal}/merge",), staff=None),
+    "api-proposal-mergeability": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/mergeability",)),
+    "api-proposal-auto-merge": Check(
+        "PUT", ("/api/v1/repos/{repo}/proposals/{proposal}/auto-merge",), staff=None
+    ),
+    "api-proposal-review-requests": Check(
+        "GET", ("/api/v1/repos/{repo}/proposals/{proposal}/review-requests",)
+    ),
     "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
     "api-statuses": Check("GET", ("/api/v1/repos/{repo}/statuses/{id}",)),
     "api-combined-status": Check("GET", ("/api/v1/repos/{repo}/commits/{id}/status",)),

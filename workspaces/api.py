@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from repos.api.access import repo_or_404, require_admin
 from repos.api.pagination import Pagination
 from repos.api.permissions import Authenticated, TokenScope
+from repos.models.statuses import CONTEXT_MAX
 from workspaces import browse, selectors, services
 from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
@@ -52,9 +53,27 @@ class WorkspaceDetailSerializer(FlagsSerializer):
 
 
 class ProtectedBranchSerializer(serializers.ModelSerializer):
+    required_approvals = serializers.IntegerField(
+        required=False, min_value=0, max_value=services.MAX_REQUIRED_APPROVALS, default=0
+    )
+    required_checks = serializers.ListField(
+        child=serializers.CharField(max_length=CONTEXT_MAX),
+        required=False,
+        default=list,
+        max_length=services.MAX_REQUIRED_CHECKS,
+        help_text="Status contexts that must be `success` on a proposal's head before it merges.",
+    )
+
     class Meta:
         model = ProtectedBranch
-        fields = ["name", "allow_force", "created_at"]
+        fields = [
+            "name",
+            "allow_force",
+            "required_approvals",
+            "require_code_owners",
+            "required_checks",
+            "created_at",
+        ]
         read_only_fields = ["name", "created_at"]
 
 
@@ -115,8 +134,14 @@ class ProtectedBranchDetailView(APIView):
         require_admin(request, repo)
         data = ProtectedBranchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = data.validated_data
         protected = services.protected_branch_set(
-            repo=repo, name=branch, allow_force=data.validated_data.get("allow_force", False)
+            repo=repo,
+            name=branch,
+            allow_force=values.get("allow_force", False),
+            required_approvals=values.get("required_approvals", 0),
+            require_code_owners=values.get("require_code_owners", False),
+            required_checks=values.get("required_checks", []),
         )
         return Response(ProtectedBranchSerializer(protected).data)
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from repos.errors import Forbidden, InvalidInput
 from repos.git import is_valid_refname
 from repos.models import Repository
+from repos.models.statuses import CONTEXT_MAX
 from repos.visibility import refuse_republishing
 from workspaces import cleanup
 from workspaces.models import ArchivedRef, ProtectedBranch, WorkspaceSettings
@@ -41,13 +42,62 @@ def workspace_settings_update(
     return ws
 
 
+MAX_REQUIRED_APPROVALS = 20
+MAX_REQUIRED_CHECKS = 50
+
+
+def _clean_checks(checks) -> list[str]:
+    """Status contexts, trimmed and deduplicated, as CI names them (repos.models.CommitStatus)."""
+    if isinstance(checks, str):
+        checks = checks.replace(",", "\n").splitlines()
+    cleaned: list[str] = []
+    for check in checks or []:
+        context = str(check).strip()
+        if not context:
+            continue
+        if len(context) > CONTEXT_MAX or any(c < " " or c == "\x7f" for c in context):
+            raise InvalidInput(
+                f"A check name is 1 to {CONTEXT_MAX} printable characters.",
+                fields={"required_checks": ["invalid"]},
+            )
+        if context not in cleaned:
+            cleaned.append(context)
+    if len(cleaned) > MAX_REQUIRED_CHECKS:
+        raise InvalidInput(
+            f"At most {MAX_REQUIRED_CHECKS} required checks.", fields={"required_checks": ["too_many"]}
+        )
+    return cleaned
+
+
 @transaction.atomic
-def protected_branch_set(*, repo: Repository, name: str, allow_force: bool = False) -> ProtectedBranch:
+def protected_branch_set(
+    *,
+    repo: Repository,
+    name: str,
+    allow_force: bool = False,
+    required_approvals: int = 0,
+    require_code_owners: bool = False,
+    required_checks=(),
+) -> ProtectedBranch:
+    """Protect a branch (or change its protection) and set its merge rules, which reviews asks
+    before merging a proposal into it."""
     name = (name or "").strip()
     if not name or name.startswith("-") or not is_valid_refname(f"refs/heads/{name}"):
         raise InvalidInput(f"{name!r} is not a valid branch name.", fields={"name": ["invalid"]})
+    if not 0 <= int(required_approvals) <= MAX_REQUIRED_APPROVALS:
+        raise InvalidInput(
+            f"Required approvals are between 0 and {MAX_REQUIRED_APPROVALS}.",
+            fields={"required_approvals": ["range"]},
+        )
     branch, _ = ProtectedBranch.objects.update_or_create(
-        repository=repo, name=name, defaults={"allow_force": allow_force}
+        repository=repo,
+        name=name,
+        defaults={
+            "allow_force": allow_force,
+            "required_approvals": int(required_approvals),
+            "require_code_owners": bool(require_code_owners),
+            "required_checks": _clean_checks(required_checks),
+        },
     )
     return branch
 

@@ -163,10 +163,16 @@ def workspace_settings(request, owner: str, name: str):
                 )
                 messages.success(request, "Workspace settings saved.")
             elif action == "protect":
+                approvals = (request.POST.get("required_approvals") or "0").strip()
+                if not approvals.isdigit():
+                    raise InvalidInput("Required approvals is a whole number.")
                 services.protected_branch_set(
                     repo=repo,
                     name=request.POST.get("branch", ""),
                     allow_force=request.POST.get("allow_force") == "on",
+                    required_approvals=int(approvals),
+                    require_code_owners=request.POST.get("require_code_owners") == "on",
+                    required_checks=request.POST.get("required_checks", "")[:20_000],
                 )
                 messages.success(request, "Branch protection saved.")
             elif action == "unprotect":

@@ -78,6 +78,7 @@ def repository(request, owner: str, name: str):
         code = tree_context(repo, revision, browse.entry_at(path, revision.sha, ""))
         code["tree_url"] = url_for(repo, "tree", revision.name)
         code["archive_url"] = url_for(repo, "archive", revision.name)
+        code["revision"] = revision
     clone_url = request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git")
     # Served by the bundles app; an empty list is valid, so the command always works.
     bundle_list_url = f"{clone_url}/bundle-list"

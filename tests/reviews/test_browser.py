@@ -62,7 +62,7 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
     assert page.inner_text("h2.proposal-title").startswith(f"Tabs {XSS}")
     assert "Teach the parser about tabs" in page.inner_text("main")
     assert page.locator("table.diff").count() == 1  # the diff against the merge base
-    assert page.locator(".merge-box").count() == 0  # authors do not merge
+    assert page.locator("#merge-form").count() == 0  # authors do not merge
     page.fill("#comment-body", f"Ready for review {XSS}")
     page.click("form[action$='/comment'] button")
     page.wait_for_load_state()
@@ -81,8 +81,10 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
     assert "maint approved revision 1" in page.inner_text(".approvals")
     page.select_option("#merge-strategy", "squash")
     shot(page, "proposal-before-merge.png")
-    page.click(".merge-box button[type=submit]")
+    page.click("#merge-form button[type=submit]")
     page.wait_for_load_state()
+    page.click("#confirm-merge")  # the confirmation names the strategy; its POST redirects
+    page.wait_for_url(f"{base}/owner/project/proposals/1")
     assert "Merged into main" in page.inner_text(".messages")
     assert page.inner_text("#proposal-state") == "merged"
     shot(page, "proposal-merged.png")
@@ -98,4 +100,5 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
         text=True,
         check=True,
     ).stdout.strip()
-    assert message == f"alice|Tabs {XSS}"
+    # The squash's author is the identity alice's commits carry (git_home's), not her account.
+    assert message == f"Test Author|Tabs {XSS}"

@@ -1,0 +1,35 @@
+"""The CODEOWNERS notice on the branch pages (templates/repos/tree.html at a branch's root and
+the repository page): the problems reviews.codeowners found in the branch's file, by line.
+
+A template tag because repos may not import reviews: the templates are the top layer, and
+this is how repos' pages show what an app above contributes (as workspaces' webedit tags do).
+Reading it costs two git processes, on a branch's root listing only; any failure shows nothing
+rather than breaking the page."""
+
+from __future__ import annotations
+
+import logging
+
+from django import template
+
+from repos.git import GitError
+from repos.gittools import rev_parse
+from reviews import codeowners
+
+register = template.Library()
+log = logging.getLogger(__name__)
+
+
+@register.inclusion_tag("reviews/_codeowners_notice.html")
+def codeowners_notice(repo, revision, path: str = "") -> dict:
+    if path or revision is None:
+        return {}
+    try:
+        if rev_parse(repo.disk_path, f"refs/heads/{revision.name}") != revision.sha:
+            return {}  # a tag or a commit: owners are read from branches only
+        owners = codeowners.read(repo.disk_path, revision.sha)
+        problems = owners.problems + codeowners.approval_problems(repo, owners)
+    except GitError as exc:
+        log.warning("CODEOWNERS of %s at %s unreadable: %s", repo.pk, revision.name, exc)
+        return {}
+    return {"owners_path": owners.path, "problems": problems[:100], "more": max(0, len(problems) - 100)}
