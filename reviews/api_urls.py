@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reviews import api
+from reviews.threads import api as thread_api
 
 _P = "repos/<str:owner>/<str:name>/proposals"
 
@@ -11,4 +12,15 @@ urlpatterns = [
     path(f"{_P}/<int:number>/approvals", api.ApprovalView.as_view(), name="api-proposal-approvals"),
     path(f"{_P}/<int:number>/merge", api.MergeView.as_view(), name="api-proposal-merge"),
     path(f"{_P}/<int:number>/revisions", api.RevisionListView.as_view(), name="api-proposal-revisions"),
+    path(f"{_P}/<int:number>/threads", thread_api.ThreadListView.as_view(), name="api-proposal-threads"),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>",
+        thread_api.ThreadDetailView.as_view(),
+        name="api-proposal-thread",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments",
+        thread_api.ThreadReplyView.as_view(),
+        name="api-proposal-thread-comments",
+    ),
 ]

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reviews import views
+from reviews.threads import views as thread_views
 
 _P = "<str:owner>/<str:name>/proposals"
 
@@ -14,4 +15,20 @@ urlpatterns = [
     path(f"{_P}/<int:number>/approve", views.proposal_approve, name="proposal-approve"),
     path(f"{_P}/<int:number>/state", views.proposal_state, name="proposal-state"),
     path(f"{_P}/<int:number>/merge", views.proposal_merge, name="proposal-merge"),
+    path(f"{_P}/<int:number>/threads", thread_views.thread_new, name="proposal-threads"),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/reply",
+        thread_views.thread_reply,
+        name="proposal-thread-reply",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/resolve",
+        thread_views.thread_resolve,
+        name="proposal-thread-resolve",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>/apply",
+        thread_views.suggestion_apply,
+        name="proposal-suggestion-apply",
+    ),
 ]

@@ -82,6 +82,10 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-approve": Row("POST", "/{repo}/proposals/{proposal}/approve"),
     "proposal-state": Row("POST", "/{repo}/proposals/{proposal}/state"),
     "proposal-merge": Row("POST", "/{repo}/proposals/{proposal}/merge"),
+    "proposal-threads": Row("POST", "/{repo}/proposals/{proposal}/threads"),
+    "proposal-thread-reply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/reply"),
+    "proposal-thread-resolve": Row("POST", "/{repo}/proposals/{proposal}/threads/1/resolve"),
+    "proposal-suggestion-apply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1/apply"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
     "work-stack": Row("GET", "/{repo}/work/stack/olga/w"),
@@ -123,6 +127,11 @@ REPO_ROUTES: dict[str, Row] = {
     "api-proposal-approvals": Row("POST", "/api/v1/repos/{repo}/proposals/{proposal}/approvals"),
     "api-proposal-merge": Row("POST", "/api/v1/repos/{repo}/proposals/{proposal}/merge"),
     "api-proposal-revisions": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/revisions"),
+    "api-proposal-threads": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads"),
+    "api-proposal-thread": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1", owner_get=False),
+    "api-proposal-thread-comments": Row(
+        "POST", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments"
+    ),
     "api-work": Row("GET", "/api/v1/repos/{repo}/work"),
 }
 
