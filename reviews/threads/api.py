@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -29,12 +29,11 @@ class ThreadCommentSerializer(serializers.Serializer):
 class PositionSerializer(serializers.Serializer):
     revision = serializers.IntegerField()
     path = serializers.CharField()
-    line_start = serializers.IntegerField(source="start", allow_null=True)
-    line_end = serializers.IntegerField(source="end", allow_null=True)
-    outdated = serializers.SerializerMethodField()
-
-    def get_outdated(self, position) -> bool:
-        return not position.current
+    line_start = serializers.IntegerField(allow_null=True)
+    line_end = serializers.IntegerField(allow_null=True)
+    outdated = serializers.BooleanField(
+        help_text="Its lines changed or are gone: line_start/line_end are null."
+    )
 
 
 class ThreadSerializer(serializers.Serializer):
@@ -55,13 +54,20 @@ class ThreadSerializer(serializers.Serializer):
     comments = ThreadCommentSerializer(many=True, source="comments.all")
     latest = serializers.SerializerMethodField(help_text="Where the thread is on the latest revision.")
 
+    @extend_schema_field(PositionSerializer(allow_null=True))
     def get_latest(self, thread) -> dict | None:
         latest, placed = self.context.get("latest"), self.context.get("positions", {})
         position = placed.get(thread.pk)
         if latest is None or position is None:
             return None
-        data = PositionSerializer(position).data
-        return {**data, "revision": latest.number}
+        row = {
+            "revision": latest.number,
+            "path": position.path,
+            "line_start": position.start,
+            "line_end": position.end,
+            "outdated": not position.current,
+        }
+        return PositionSerializer(row).data  # type: ignore[return-value]  # a ReturnDict
 
 
 class ThreadCreateSerializer(serializers.Serializer):

@@ -89,7 +89,11 @@ def test_an_anchor_into_another_proposals_revision_is_refused(scene):
     from reviews import services
 
     second = services.proposal_open(
-        repo=scene.repo, user=scene.alice, source_ref="refs/users/alice/other", target_branch="main", title="O"
+        repo=scene.repo,
+        user=scene.alice,
+        source_ref="refs/users/alice/other",
+        target_branch="main",
+        title="O",
     )
     with pytest.raises(NotFound):
         comment(scene, second, revision=selectors.latest_revision(first))

@@ -36,7 +36,18 @@ def revise(scene, proposal, files: dict, *, rebase_onto: str | None = None):
     return services.revision_record(proposal=proposal, head=head)
 
 
-def comment(scene, proposal, *, line_start=2, line_end=None, side="new", path="code.txt", body="Why?", user=None, revision=None):
+def comment(
+    scene,
+    proposal,
+    *,
+    line_start=2,
+    line_end=None,
+    side="new",
+    path="code.txt",
+    body="Why?",
+    user=None,
+    revision=None,
+):
     return threads.thread_create(
         proposal=proposal,
         user=user or scene.bob,
