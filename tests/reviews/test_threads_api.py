@@ -52,6 +52,8 @@ def test_open_list_reply_resolve(scene):
     assert [t["latest"]["outdated"] for t in listed] == [True, False]
     assert listed[1]["latest"]["revision"] == 2 and listed[1]["revision"] == 2
     assert [c["body"] for c in listed[0]["comments"]] == ["Hm?", "Fixed."]
+    # Line comments are not the proposal's own comments.
+    assert Client().get("/api/v1/repos/owner/project/proposals/1/comments").json()["results"] == []
 
 
 @pytest.mark.parametrize(

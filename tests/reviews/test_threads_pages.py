@@ -88,6 +88,7 @@ def test_the_forms_open_reply_resolve_and_apply(scene, enqueued, django_capture_
     assert reply["Location"] == f"{PAGE}/revisions/1#thread-{thread.pk}"
     page = alice.get(PAGE).content.decode()
     assert "Apply suggestion" in page and "Resolve</button>" in page
+    assert "Also" not in page[page.index('<section class="comments">') :]  # not a proposal comment
     assert "Apply suggestion" not in bob.get(PAGE).content.decode()  # bob may not commit to alice's ref
     head = proposal.revisions.get().head_sha
     suggestion = thread.comments.first()
