@@ -93,6 +93,18 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
         "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/approvals",), staff=None
     ),
     "api-proposal-merge": Check("POST", ("/api/v1/repos/{repo}/proposals/{proposal}/merge",), staff=None),
+    # Line comments: thread 1 exists for no proposal here, so staff are not asked.
+    "proposal-threads": Check("POST", ("/{repo}/proposals/{proposal}/threads",), staff=None),
+    "proposal-thread-reply": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/reply",), staff=None),
+    "proposal-thread-resolve": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/resolve",), staff=None),
+    "proposal-suggestion-apply": Check(
+        "POST", ("/{repo}/proposals/{proposal}/threads/1/comments/1/apply",), staff=None
+    ),
+    "api-proposal-threads": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads",)),
+    "api-proposal-thread": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1",), staff=None),
+    "api-proposal-thread-comments": Check(
+        "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments",), staff=None
+    ),
     "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
     "workspace-user": Check("GET", ("/{repo}/workspaces/{user}",), staff_taken_down=False, flags_page=True),
     "workspace-ref": Check("GET", ("/{repo}/workspaces/{user}/w",), staff_taken_down=False),
