@@ -27,6 +27,7 @@ from reviews.threads.markup import suggestion_text
 from reviews.threads.suggestions import may_apply
 
 MARKDOWN_SECONDS = 7 * 24 * 3600
+EACH_MARKDOWN_WRITES = 10
 
 
 @dataclass
@@ -39,11 +40,14 @@ class _Slots:
     outdated: list[str] = field(default_factory=list)
 
 
-def _line_index(diff: diffs.Diff) -> tuple[dict, dict]:
-    """{(path, side, number): Line} and {(path, side): FileDiff} of the shown diff."""
+def _line_index(diff: diffs.Diff, wanted: set[str]) -> tuple[dict, dict]:
+    """{(path, side, number): Line} and {(path, side): FileDiff} of the shown diff, for the
+    files named in `wanted` (those that have threads: the rest need no index)."""
     lines: dict[tuple[str, str, int], diffs.Line] = {}
     files: dict[tuple[str, str], diffs.FileDiff] = {}
     for f in diff.files:
+        if f.old_path not in wanted and f.new_path not in wanted:
+            continue
         for side, path in ((Side.OLD, f.old_path), (Side.NEW, f.new_path)):
             if path is not None:
                 files.setdefault((path, side), f)
@@ -57,23 +61,32 @@ def _line_index(diff: diffs.Diff) -> tuple[dict, dict]:
 
 
 def _markdown_all(repo, proposal: Proposal, comments: list) -> None:
-    """Set `html` on each comment: its Markdown, sanitized, from the cache when known."""
+    """Set `html` on each comment: its Markdown, sanitized. Cached by text: all of the page's
+    comments under one key, so a page shown again reads one entry; after a new comment, each
+    comment's own entry (written for the few rendered at a time: every entry costs a write)
+    spares rendering the others again."""
     from reviews.views import _markdown  # the page's own renderer: one sanitizer for all comments
 
-    keys = {
-        c.pk: "threads:md:" + hashlib.sha256(f"{proposal.target_branch}\0{c.body}".encode()).hexdigest()
-        for c in comments
-    }
-    known = cache.get_many(list(keys.values()))
+    def key(text: str) -> str:
+        return "threads:md:" + hashlib.sha256(f"{proposal.target_branch}\0{text}".encode()).hexdigest()
+
+    keys = [key(c.body) for c in comments]
+    whole = key("\0".join(keys))
+    known = cache.get(whole)
+    if known is not None and len(known) == len(comments):
+        for c, html in zip(comments, known, strict=True):
+            c.html = mark_safe(html)  # noqa: S308 - nh3's output, cached as it was made
+        return
+    each = cache.get_many(keys)
     learned = {}
-    for c in comments:
-        html = known.get(keys[c.pk])
+    for c, k in zip(comments, keys, strict=True):
+        html = each.get(k)
         if html is None:
-            html = str(_markdown(repo, proposal, c.body))
-            learned[keys[c.pk]] = html
+            html = learned[k] = str(_markdown(repo, proposal, c.body))
         c.html = mark_safe(html)  # noqa: S308 - nh3's output, cached as it was made
-    if learned:
+    if len(learned) <= EACH_MARKDOWN_WRITES:
         cache.set_many(learned, MARKDOWN_SECONDS)
+    cache.set(whole, [str(c.html) for c in comments], MARKDOWN_SECONDS)
 
 
 def threads_context(request, repo, proposal, shown, latest, diff) -> dict:
@@ -85,7 +98,7 @@ def threads_context(request, repo, proposal, shown, latest, diff) -> dict:
         f.old_path: f.new_path for f in diff.files if f.status == "renamed" and f.old_path and f.new_path
     }
     placed = carry.positions(repo.disk_path, threads, shown, renames) if threads else {}
-    lines, files = _line_index(diff)
+    lines, files = _line_index(diff, {p.path for p in placed.values() if p.current})
     slots = _Slots()
     render = _Renderer(request, repo, proposal, shown, latest)
     for thread in threads:
@@ -142,7 +155,8 @@ class _Renderer:
         self.may_apply = self.on_latest and may_apply(user, proposal)
         self.csrf = get_token(request) if self.signed_in else ""
         self.shown, self.latest = shown, latest
-        self.base = [repo.owner.username, repo.name, proposal.number]
+        # Built once: a reverse() per form of each of a hundred threads is measurable.
+        self.threads_url = reverse("proposal-threads", args=[repo.owner.username, repo.name, proposal.number])
 
     def __call__(self, thread: Thread, position: carry.Position, where: str) -> str:
         comments = list(thread.comments.all())
@@ -160,7 +174,7 @@ class _Renderer:
             "signed_in": self.signed_in,
             "may_resolve": self.moderator or participant or thread.created_by_id == self.user_pk,
             "may_apply": self.may_apply and position.current,
-            "url_args": self.base,
+            "threads_url": self.threads_url,
             "back": "" if self.on_latest else self.shown.number,
             "head": self.latest.head_sha if self.latest else "",
             "csrf_token": self.csrf,

@@ -211,3 +211,13 @@ def test_file_lines_helper_numbers_like_git():
     assert gitfiles.split_lines(b"a\r\nb\n\nc") == ["a", "b", "", "c"]
     assert gitfiles.split_lines(b"") == []
     assert numbered("x", "y") == "x\ny\n"
+
+
+def test_carrying_batches_files_with_odd_names(scene):
+    odd = ['tab\tand "quote".txt', "ünïcode dir/fïle.txt", "sub/-dash.txt", "a\\back.txt", ":(glob)*.txt"]
+    proposal = propose(scene, files={name: TEN for name in odd})
+    made = [comment(scene, proposal, path=name, line_start=4) for name in odd]
+    revise(scene, proposal, {name: "new\n" + TEN for name in odd})
+    loaded = list(Thread.objects.select_related("revision").filter(pk__in=[t.pk for t in made]))
+    placed = carry.positions(scene.repo.disk_path, loaded, selectors.latest_revision(proposal))
+    assert [(placed[t.pk].path, placed[t.pk].start) for t in made] == [(name, 5) for name in odd]
