@@ -23,4 +23,9 @@ urlpatterns = [
         thread_api.ThreadReplyView.as_view(),
         name="api-proposal-thread-comments",
     ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>",
+        thread_api.ThreadCommentView.as_view(),
+        name="api-proposal-thread-comment",
+    ),
 ]

@@ -27,6 +27,11 @@ urlpatterns = [
         name="proposal-thread-resolve",
     ),
     path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>",
+        thread_views.comment_change,
+        name="proposal-thread-comment",
+    ),
+    path(
         f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>/apply",
         thread_views.suggestion_apply,
         name="proposal-suggestion-apply",

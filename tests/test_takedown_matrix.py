@@ -97,11 +97,17 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "proposal-threads": Check("POST", ("/{repo}/proposals/{proposal}/threads",), staff=None),
     "proposal-thread-reply": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/reply",), staff=None),
     "proposal-thread-resolve": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/resolve",), staff=None),
+    "proposal-thread-comment": Check(
+        "POST", ("/{repo}/proposals/{proposal}/threads/1/comments/1",), staff=None
+    ),
     "proposal-suggestion-apply": Check(
         "POST", ("/{repo}/proposals/{proposal}/threads/1/comments/1/apply",), staff=None
     ),
     "api-proposal-threads": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads",)),
     "api-proposal-thread": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1",), staff=None),
+    "api-proposal-thread-comment": Check(
+        "PATCH", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments/1",), staff=None
+    ),
     "api-proposal-thread-comments": Check(
         "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments",), staff=None
     ),

@@ -85,6 +85,7 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-threads": Row("POST", "/{repo}/proposals/{proposal}/threads"),
     "proposal-thread-reply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/reply"),
     "proposal-thread-resolve": Row("POST", "/{repo}/proposals/{proposal}/threads/1/resolve"),
+    "proposal-thread-comment": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1"),
     "proposal-suggestion-apply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1/apply"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
@@ -129,6 +130,9 @@ REPO_ROUTES: dict[str, Row] = {
     "api-proposal-revisions": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/revisions"),
     "api-proposal-threads": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads"),
     "api-proposal-thread": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1", owner_get=False),
+    "api-proposal-thread-comment": Row(
+        "PATCH", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments/1"
+    ),
     "api-proposal-thread-comments": Row(
         "POST", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments"
     ),

@@ -163,3 +163,32 @@ class ThreadReplyView(APIView):
         data.is_valid(raise_exception=True)
         comment = services.thread_reply(thread=found, user=request.user, body=data.validated_data["body"])
         return Response(ThreadCommentSerializer(comment).data, status=status.HTTP_201_CREATED)
+
+
+class ThreadCommentView(APIView):
+    permission_classes = AUTHENTICATED
+
+    def _comment(self, request, owner, name, number, thread, comment):
+        proposal = _proposal(request, owner, name, number)
+        found = (
+            _thread(proposal, thread).comments.filter(pk=comment).select_related("proposal", "thread").first()
+        )
+        if found is None:
+            raise NotFound("Comment not found.")
+        return found
+
+    @extend_schema(request=ThreadCommentSerializer, responses=ThreadCommentSerializer)
+    def patch(self, request, owner: str, name: str, number: int, thread: int, comment: int):
+        """Edit your own line comment (409 once its suggestion was applied)."""
+        found = self._comment(request, owner, name, number, thread, comment)
+        data = ThreadCommentSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        edited = services.comment_edit(comment=found, user=request.user, body=data.validated_data["body"])
+        return Response(ThreadCommentSerializer(edited).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, owner: str, name: str, number: int, thread: int, comment: int):
+        """Delete your own line comment; a thread left without comments goes with it."""
+        found = self._comment(request, owner, name, number, thread, comment)
+        services.comment_delete(comment=found, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -163,7 +163,10 @@ class _Renderer:
         for c in comments:
             # For the template only: whether the comment offers a change to apply.
             c.suggestion = suggestion_text(c.body) is not None and thread.side == Side.NEW  # type: ignore[attr-defined]
-        participant = any(c.author_id == self.user_pk for c in comments)
+        # Signed out, user_pk is None, as is the author of a comment whose account is gone.
+        participant = self.signed_in and (
+            thread.created_by_id == self.user_pk or any(c.author_id == self.user_pk for c in comments)
+        )
         context = {
             "thread": thread,
             "comments": comments,
@@ -172,9 +175,10 @@ class _Renderer:
             "moved": where != "outdated"
             and (position.path, position.start) != (thread.path, thread.line_start),
             "signed_in": self.signed_in,
-            "may_resolve": self.moderator or participant or thread.created_by_id == self.user_pk,
+            "may_resolve": self.moderator or participant,
             "may_apply": self.may_apply and position.current,
             "threads_url": self.threads_url,
+            "user_pk": self.user_pk,
             "back": "" if self.on_latest else self.shown.number,
             "head": self.latest.head_sha if self.latest else "",
             "csrf_token": self.csrf,

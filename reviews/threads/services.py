@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from repos.errors import Forbidden, InvalidInput, NotFound
+from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.selectors import can_read
 from repos.visibility import view_for
 from reviews import events, selectors
@@ -200,3 +200,43 @@ def thread_resolve(*, thread: Thread, user, resolved: bool) -> Thread:
         thread.resolved_by = user if resolved else None
         thread.save(update_fields=["resolved_at", "resolved_by"])
     return thread
+
+
+def _own_comment(comment: Comment, user) -> Comment:
+    require_reader(comment.proposal, user)
+    if comment.thread_id is None:
+        raise NotFound("That comment is not on lines of the diff.")
+    if comment.author_id != user.pk:
+        raise Forbidden("Only its author may change a comment.")
+    if comment.suggestion_applied_sha:
+        raise Conflict("This suggestion was applied: the comment stays as it was.", code="already_applied")
+    return comment
+
+
+@transaction.atomic
+def comment_edit(*, comment: Comment, user, body: str) -> Comment:
+    """Its author changes a line comment's text (not once its suggestion was applied)."""
+    comment = _own_comment(comment, user)
+    body = clean_body(body)
+    if comment.thread.side == Side.OLD and suggestion_text(body) is not None:  # type: ignore[union-attr]  # checked above
+        raise InvalidInput(
+            "A suggestion replaces lines of the new version: this comment is on the old side.",
+            fields={"body": ["suggestion_on_old_side"]},
+        )
+    comment.body = body
+    comment.save(update_fields=["body"])
+    return comment
+
+
+@transaction.atomic
+def comment_delete(*, comment: Comment, user) -> bool:
+    """Its author removes a line comment; a thread left without comments goes with it.
+    Returns whether the thread is gone."""
+    comment = _own_comment(comment, user)
+    thread = comment.thread
+    assert thread is not None
+    comment.delete()
+    if not thread.comments.exists():
+        thread.delete()
+        return True
+    return False

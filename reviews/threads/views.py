@@ -112,3 +112,23 @@ def suggestion_apply(request, owner: str, name: str, number: int, thread: int, c
     else:
         messages.success(request, f"Suggestion applied as {sha[:12]}: a new revision.")
     return _back(request, proposal, f"thread-{found.pk}")
+
+
+@login_required
+@require_POST
+def comment_change(request, owner: str, name: str, number: int, thread: int, comment: int):
+    """Its author edits a line comment (`body`), or deletes it (`delete`)."""
+    proposal = _proposal_or_404(request, owner, name, number)
+    found = _thread_or_404(proposal, thread)
+    target = found.comments.filter(pk=comment).select_related("proposal", "thread").first()
+    if target is None:
+        raise Http404
+    try:
+        if "delete" in request.POST:
+            if services.comment_delete(comment=target, user=request.user):
+                return _back(request, proposal, "threads")
+        else:
+            services.comment_edit(comment=target, user=request.user, body=request.POST.get("body", ""))
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return _back(request, proposal, f"thread-{found.pk}")

@@ -221,3 +221,24 @@ def test_carrying_batches_files_with_odd_names(scene):
     loaded = list(Thread.objects.select_related("revision").filter(pk__in=[t.pk for t in made]))
     placed = carry.positions(scene.repo.disk_path, loaded, selectors.latest_revision(proposal))
     assert [(placed[t.pk].path, placed[t.pk].start) for t in made] == [(name, 5) for name in odd]
+
+
+def test_authors_edit_and_delete_their_comments(scene):
+    proposal = propose(scene)
+    thread = comment(scene, proposal, body="first")
+    reply = threads.thread_reply(thread=thread, user=scene.alice, body="second")
+    first = thread.comments.get(author=scene.bob)
+    with pytest.raises(Forbidden):
+        threads.comment_edit(comment=first, user=scene.alice, body="mine now")
+    with pytest.raises(Forbidden):
+        threads.comment_delete(comment=first, user=scene.maint)
+    with pytest.raises(InvalidInput):
+        threads.comment_edit(comment=first, user=scene.bob, body="  ")
+    assert threads.comment_edit(comment=first, user=scene.bob, body="first, edited").body == "first, edited"
+    assert threads.comment_delete(comment=first, user=scene.bob) is False  # the reply keeps the thread
+    assert list(thread.comments.values_list("body", flat=True)) == ["second"]
+    assert threads.comment_delete(comment=reply, user=scene.alice) is True
+    assert not Thread.objects.filter(pk=thread.pk).exists()
+    old = comment(scene, proposal, path="a.txt", side="old", line_start=1, body="old side")
+    with pytest.raises(InvalidInput):
+        threads.comment_edit(comment=old.comments.get(), user=scene.bob, body="```suggestion\nx\n```")

@@ -105,3 +105,19 @@ def test_a_private_repository_answers_404_to_outsiders(scene):
     assert post(outsider, BASE, {"path": "code.txt", "line_start": 1, "body": "x"}).status_code == 404
     assert post(outsider, f"{BASE}/{created['id']}/comments", {"body": "x"}).status_code == 404
     assert client_for(scene.bob).get(BASE).status_code == 200  # a member still reads it
+
+
+def test_edit_and_delete_own_comments(scene):
+    propose(scene)
+    bob = client_for(scene.bob)
+    created = post(bob, BASE, {"path": "code.txt", "line_start": 1, "body": "typo"}).json()
+    url = f"{BASE}/{created['id']}/comments/{created['comments'][0]['id']}"
+    alice = client_for(scene.alice)
+    assert alice.patch(url, {"body": "x"}, content_type="application/json").status_code == 403
+    assert alice.delete(url).status_code == 403
+    edited = bob.patch(url, {"body": "fixed"}, content_type="application/json")
+    assert edited.status_code == 200 and edited.json()["body"] == "fixed"
+    assert Client().patch(url, {"body": "x"}, content_type="application/json").status_code == 401
+    assert bob.delete(url).status_code == 204
+    assert not Thread.objects.exists()
+    assert bob.delete(url).status_code == 404

@@ -106,6 +106,21 @@ def test_the_forms_open_reply_resolve_and_apply(scene, enqueued, django_capture_
     assert "0 unresolved threads of 1" in alice.get(PAGE).content.decode()
 
 
+def test_only_the_author_gets_edit_forms(scene):
+    proposal = propose(scene)
+    thread = comment(scene, proposal, body="bob's words")
+    mine = thread.comments.get()
+    url = f'action="{PAGE}/threads/{thread.pk}/comments/{mine.pk}"'
+    assert url in client(scene.bob).get(PAGE).content.decode()
+    assert url not in client(scene.alice).get(PAGE).content.decode()
+    anonymous = client().get(PAGE).content.decode()
+    assert url not in anonymous and "Resolve</button>" not in anonymous and "thread-form" not in anonymous
+    scene.bob.delete()  # the comment stays, with no author: still nobody's to edit
+    assert url not in client().get(PAGE).content.decode()
+    edited = client(scene.alice).post(f"{PAGE}/threads/{thread.pk}/comments/{mine.pk}", {"body": "x"})
+    assert edited.status_code == 302 and thread.comments.get().body == "bob's words"
+
+
 def test_bad_form_input_comes_back_as_a_message(scene):
     propose(scene)
     bob = client(scene.bob)
