@@ -85,13 +85,13 @@ def test_comment_reply_resolve_follow_and_apply(world, browser_page, live_server
     on_nine = open_thread(page, "Nine is odd", line_cell(page, 9))
 
     # A reply, then resolved: collapsed, and the count goes down.
-    page.fill(f"#thread-{on_five.pk} textarea[name=body]", "Answered below.")
+    page.fill(f"#thread-{on_five.pk} .thread-reply textarea", "Answered below.")
     page.click(f"#thread-{on_five.pk} .thread-reply button")
     page.wait_for_load_state()
     assert on_five.comments.count() == 2
     page.click(f"#thread-{on_five.pk} .thread-resolve button")
     page.wait_for_load_state()
-    assert page.locator(f"#thread-{on_five.pk}.resolved details:not([open])").count() == 1
+    assert page.locator(f"#thread-{on_five.pk}.resolved > details:not([open])").count() == 1
     assert "2 unresolved threads of 3" in page.inner_text("#thread-count")
     shot(page, "threads-commented.png")
     sign_out(page)
