@@ -67,8 +67,11 @@ def _markdown_all(repo, proposal: Proposal, comments: list) -> None:
     spares rendering the others again."""
     from reviews.views import _markdown  # the page's own renderer: one sanitizer for all comments
 
+    # Relative links lead into this repository's target branch: the HTML depends on both.
+    where = f"{repo.owner.username}/{repo.name}\0{proposal.target_branch}"
+
     def key(text: str) -> str:
-        return "threads:md:" + hashlib.sha256(f"{proposal.target_branch}\0{text}".encode()).hexdigest()
+        return "threads:md:" + hashlib.sha256(f"{where}\0{text}".encode()).hexdigest()
 
     keys = [key(c.body) for c in comments]
     whole = key("\0".join(keys))

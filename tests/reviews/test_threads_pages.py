@@ -167,3 +167,14 @@ def test_hidden_work_and_private_repositories_are_not_found(scene):
     assert outsider.post(f"{PAGE}/threads/{thread.pk}/reply", {"body": "x"}).status_code == 404
     assert outsider.post(f"{PAGE}/threads/{thread.pk}/resolve", {"resolved": "1"}).status_code == 404
     assert thread.comments.count() == 1
+
+
+def test_cached_markdown_follows_a_renamed_repository(scene):
+    from repos import lifecycle
+
+    proposal = propose(scene)
+    comment(scene, proposal, body="See [the doc](doc.md).")
+    assert 'href="/owner/project/blob/main/doc.md"' in client(scene.bob).get(PAGE).content.decode()
+    lifecycle.repository_move(repo=scene.repo, acting_user=scene.owner, new_name="renamed")
+    page = client(scene.bob).get("/owner/renamed/proposals/1").content.decode()
+    assert 'href="/owner/renamed/blob/main/doc.md"' in page
