@@ -36,13 +36,14 @@ def may_apply(user, proposal: Proposal) -> bool:
 
 
 def replaced(text: str, start: int, end: int, lines: list[str]) -> str:
-    """`text` (LF line endings) with lines start..end replaced by `lines`."""
+    """`text` (LF line endings) with lines start..end replaced by `lines`; a file without a
+    newline at its end stays so."""
     ends_with_newline = text.endswith("\n")
     body = text.split("\n")
     if ends_with_newline:
         body.pop()
     new = body[: start - 1] + lines + body[end:]
-    return "\n".join(new) + ("\n" if new and (ends_with_newline or end < len(body)) else "")
+    return "\n".join(new) + ("\n" if new and ends_with_newline else "")
 
 
 def _message(comment: Comment, user, host: str) -> str:

@@ -29,6 +29,7 @@ def test_suggestion_blocks_are_found():
     assert suggestion_text("    ```suggestion\nx\n```") is None  # indented code, not a fence
     assert replaced("a\nb\nc\n", 2, 2, ["B", "B2"]) == "a\nB\nB2\nc\n"
     assert replaced("a\nb\nc", 3, 3, ["C"]) == "a\nb\nC"  # no newline at the end stays so
+    assert replaced("a\nb\nc", 1, 1, ["A"]) == "A\nb\nc"
     assert replaced("a\nb\n", 1, 2, []) == ""
 
 
