@@ -186,7 +186,9 @@ class CommentListView(APIView):
     def get(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)
         paginator = Pagination()
-        page = paginator.paginate_queryset(proposal.comments.select_related("revision"), request, view=self)
+        page = paginator.paginate_queryset(
+            proposal.comments.filter(thread=None).select_related("revision"), request, view=self
+        )
         return paginator.get_paginated_response(CommentSerializer(page, many=True).data)
 
     @extend_schema(request=CommentSerializer, responses={201: CommentSerializer})

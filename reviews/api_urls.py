@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reviews import api, merge_api
+from reviews.threads import api as thread_api
 
 _P = "repos/<str:owner>/<str:name>/proposals"
 
@@ -21,5 +22,21 @@ urlpatterns = [
         f"{_P}/<int:number>/review-requests",
         merge_api.ReviewRequestListView.as_view(),
         name="api-proposal-review-requests",
+    ),
+    path(f"{_P}/<int:number>/threads", thread_api.ThreadListView.as_view(), name="api-proposal-threads"),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>",
+        thread_api.ThreadDetailView.as_view(),
+        name="api-proposal-thread",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments",
+        thread_api.ThreadReplyView.as_view(),
+        name="api-proposal-thread-comments",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>",
+        thread_api.ThreadCommentView.as_view(),
+        name="api-proposal-thread-comment",
     ),
 ]

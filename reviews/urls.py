@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reviews import merge_views, new_proposal, views
+from reviews.threads import views as thread_views
 
 _P = "<str:owner>/<str:name>/proposals"
 
@@ -19,5 +20,26 @@ urlpatterns = [
         f"{_P}/<int:number>/review-requests",
         merge_views.proposal_review_request,
         name="proposal-review-requests",
+    ),
+    path(f"{_P}/<int:number>/threads", thread_views.thread_new, name="proposal-threads"),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/reply",
+        thread_views.thread_reply,
+        name="proposal-thread-reply",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/resolve",
+        thread_views.thread_resolve,
+        name="proposal-thread-resolve",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>",
+        thread_views.comment_change,
+        name="proposal-thread-comment",
+    ),
+    path(
+        f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>/apply",
+        thread_views.suggestion_apply,
+        name="proposal-suggestion-apply",
     ),
 ]

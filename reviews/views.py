@@ -102,7 +102,7 @@ def proposal_detail(
     if shown is None or view_for(repo, request.user).reaches_hidden([shown.head_sha]):
         raise Http404
     user = request.user
-    comments = list(proposal.comments.select_related("revision"))
+    comments = list(proposal.comments.filter(thread=None).select_related("revision"))
     for comment in comments:
         comment.html = _markdown(repo, proposal, comment.body)
     approvals = selectors.approvals(proposal, latest)

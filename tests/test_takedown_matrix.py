@@ -102,6 +102,24 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "api-proposal-review-requests": Check(
         "GET", ("/api/v1/repos/{repo}/proposals/{proposal}/review-requests",)
     ),
+    # Line comments: thread 1 exists for no proposal here, so staff are not asked.
+    "proposal-threads": Check("POST", ("/{repo}/proposals/{proposal}/threads",), staff=None),
+    "proposal-thread-reply": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/reply",), staff=None),
+    "proposal-thread-resolve": Check("POST", ("/{repo}/proposals/{proposal}/threads/1/resolve",), staff=None),
+    "proposal-thread-comment": Check(
+        "POST", ("/{repo}/proposals/{proposal}/threads/1/comments/1",), staff=None
+    ),
+    "proposal-suggestion-apply": Check(
+        "POST", ("/{repo}/proposals/{proposal}/threads/1/comments/1/apply",), staff=None
+    ),
+    "api-proposal-threads": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads",)),
+    "api-proposal-thread": Check("GET", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1",), staff=None),
+    "api-proposal-thread-comment": Check(
+        "PATCH", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments/1",), staff=None
+    ),
+    "api-proposal-thread-comments": Check(
+        "POST", ("/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments",), staff=None
+    ),
     "api-push": Check("GET", ("/api/v1/repos/{repo}/pushes/{push}",)),
     "api-statuses": Check("GET", ("/api/v1/repos/{repo}/statuses/{id}",)),
     "api-combined-status": Check("GET", ("/api/v1/repos/{repo}/commits/{id}/status",)),

@@ -84,6 +84,11 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-merge": Row("GET", "/{repo}/proposals/{proposal}/merge?strategy=merge"),
     "proposal-auto-merge": Row("POST", "/{repo}/proposals/{proposal}/auto-merge"),
     "proposal-review-requests": Row("POST", "/{repo}/proposals/{proposal}/review-requests"),
+    "proposal-threads": Row("POST", "/{repo}/proposals/{proposal}/threads"),
+    "proposal-thread-reply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/reply"),
+    "proposal-thread-resolve": Row("POST", "/{repo}/proposals/{proposal}/threads/1/resolve"),
+    "proposal-thread-comment": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1"),
+    "proposal-suggestion-apply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1/apply"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
     "work-stack": Row("GET", "/{repo}/work/stack/olga/w"),
@@ -128,6 +133,14 @@ REPO_ROUTES: dict[str, Row] = {
     "api-proposal-mergeability": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/mergeability"),
     "api-proposal-auto-merge": Row("PUT", "/api/v1/repos/{repo}/proposals/{proposal}/auto-merge"),
     "api-proposal-review-requests": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/review-requests"),
+    "api-proposal-threads": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads"),
+    "api-proposal-thread": Row("GET", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1", owner_get=False),
+    "api-proposal-thread-comment": Row(
+        "PATCH", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments/1"
+    ),
+    "api-proposal-thread-comments": Row(
+        "POST", "/api/v1/repos/{repo}/proposals/{proposal}/threads/1/comments"
+    ),
     "api-work": Row("GET", "/api/v1/repos/{repo}/work"),
     "api-statuses": Row("GET", "/api/v1/repos/{repo}/statuses/{sha}"),
     "api-combined-status": Row("GET", "/api/v1/repos/{repo}/commits/{sha}/status"),
