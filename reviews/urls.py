@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import views
+from reviews import interdiff_views, views
 
 _P = "<str:owner>/<str:name>/proposals"
 
@@ -14,4 +14,15 @@ urlpatterns = [
     path(f"{_P}/<int:number>/approve", views.proposal_approve, name="proposal-approve"),
     path(f"{_P}/<int:number>/state", views.proposal_state, name="proposal-state"),
     path(f"{_P}/<int:number>/merge", views.proposal_merge, name="proposal-merge"),
+    path(f"{_P}/<int:number>/interdiff", interdiff_views.interdiff_pick, name="proposal-interdiff-pick"),
+    path(
+        f"{_P}/<int:number>/interdiff/<int:old>..<int:new>",
+        interdiff_views.interdiff_page,
+        name="proposal-interdiff",
+    ),
+    path(
+        f"{_P}/<int:number>/interdiff/<int:old>..<int:new>.txt",
+        interdiff_views.range_diff_text,
+        name="proposal-range-diff",
+    ),
 ]
