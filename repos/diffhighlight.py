@@ -109,12 +109,15 @@ def _changed_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tupl
     if max(len(old), len(new)) > MAX_WORD_DIFF_CHARS:
         return [], []
     a, b = _WORDS.findall(old), _WORDS.findall(new)
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < MIN_WORD_RATIO:
+    opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    # Similarity by the visible characters kept: shared spaces alone do not make two lines alike.
+    kept = sum(len(w) for op, i1, i2, _, _ in opcodes if op == "equal" for w in a[i1:i2] if not w.isspace())
+    visible = sum(len(w) for w in (*a, *b) if not w.isspace())
+    if not visible or 2 * kept / visible < MIN_WORD_RATIO:
         return [], []
     a_at, b_at = _offsets(a), _offsets(b)
     old_spans, new_spans = [], []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes:
         if op == "equal":
             continue
         if i2 > i1:

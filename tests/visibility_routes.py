@@ -82,6 +82,11 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-approve": Row("POST", "/{repo}/proposals/{proposal}/approve"),
     "proposal-state": Row("POST", "/{repo}/proposals/{proposal}/state"),
     "proposal-merge": Row("POST", "/{repo}/proposals/{proposal}/merge"),
+    # The world's proposal has one revision: the owner's interdiff is tested in
+    # tests/reviews/test_interdiff.py; here, that outsiders get what a missing repository gets.
+    "proposal-interdiff": Row("GET", "/{repo}/proposals/{proposal}/interdiff/1..2", owner_get=False),
+    "proposal-range-diff": Row("GET", "/{repo}/proposals/{proposal}/interdiff/1..2.txt", owner_get=False),
+    "proposal-interdiff-pick": Row("GET", "/{repo}/proposals/{proposal}/interdiff?from=1&to=1"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
     "work-stack": Row("GET", "/{repo}/work/stack/olga/w"),
