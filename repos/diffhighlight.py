@@ -16,11 +16,11 @@ not (hunks are highlighted in isolation, as most forges do: the rest of the file
 from __future__ import annotations
 
 import fnmatch
-import html
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 from functools import lru_cache
+from html import escape
 from itertools import pairwise
 
 from django.utils.safestring import SafeString, mark_safe
@@ -34,6 +34,10 @@ from repos.diffs import Diff, FileDiff, Hunk, Line
 # Files whose shown lines hold more text than this are not highlighted (shown escaped, as
 # plain text): lexing is linear but not free, and such files are rarely read line by line.
 MAX_FILE_CHARS = 256 * 1024
+# Lexing costs ~10 µs a token in Pygments: a 5,000-line diff takes seconds. A page highlights
+# this much text before answering (~0.1 s, ~600 lines); the rest of a bigger diff is highlighted by a
+# Celery task (repos.tasks.highlight_diff) and the next view shows it (repos.diffcache).
+PAGE_BUDGET_CHARS = 32 * 1024
 # Lines longer than this get no word-level changes (difflib is quadratic in the worst case).
 MAX_WORD_DIFF_CHARS = 1000
 # Below this similarity a pair of lines is a rewrite: marking every word would only add noise.
@@ -105,26 +109,43 @@ def _lex_lines(lexer: Lexer | None, texts: list[str]) -> list[list[Segment]]:
 
 
 def _changed_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Character ranges that differ between two paired lines, compared word by word."""
+    """Character ranges that differ between two paired lines, compared word by word. The
+    common words at both ends are set aside first: most edits are local, and difflib then
+    only looks at the middle."""
     if max(len(old), len(new)) > MAX_WORD_DIFF_CHARS:
         return [], []
     a, b = _WORDS.findall(old), _WORDS.findall(new)
-    opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    start, limit = 0, min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < limit - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a_mid, b_mid = a[start : len(a) - end], b[start : len(b) - end]
+    opcodes = SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes() if a_mid and b_mid else []
     # Similarity by the visible characters kept: shared spaces alone do not make two lines alike.
-    kept = sum(len(w) for op, i1, i2, _, _ in opcodes if op == "equal" for w in a[i1:i2] if not w.isspace())
-    visible = sum(len(w) for w in (*a, *b) if not w.isspace())
-    if not visible or 2 * kept / visible < MIN_WORD_RATIO:
+    kept = _visible(a[:start]) + _visible(a[len(a) - end :])
+    kept += sum(_visible(a_mid[i1:i2]) for op, i1, i2, _, _ in opcodes if op == "equal")
+    total = _visible(a) + _visible(b)
+    if not total or 2 * kept / total < MIN_WORD_RATIO:
         return [], []
+    if not opcodes:  # one side's middle is empty: a pure insertion or deletion
+        opcodes = [("replace", 0, len(a_mid), 0, len(b_mid))]
     a_at, b_at = _offsets(a), _offsets(b)
     old_spans, new_spans = [], []
     for op, i1, i2, j1, j2 in opcodes:
         if op == "equal":
             continue
         if i2 > i1:
-            old_spans.append((a_at[i1], a_at[i2]))
+            old_spans.append((a_at[start + i1], a_at[start + i2]))
         if j2 > j1:
-            new_spans.append((b_at[j1], b_at[j2]))
+            new_spans.append((b_at[start + j1], b_at[start + j2]))
     return old_spans, new_spans
+
+
+def _visible(words: list[str]) -> int:
+    text = "".join(words)
+    return len(text) - text.count(" ") - text.count("\t")
 
 
 def _offsets(words: list[str]) -> list[int]:
@@ -137,6 +158,9 @@ def _offsets(words: list[str]) -> list[int]:
 
 def render(segments: Iterable[Segment], spans: list[tuple[int, int]], mark: str) -> SafeString:
     """One line's HTML: escaped segments in token spans, changed ranges in <del> or <ins>."""
+    if not spans:
+        html_text = "".join(f'<span class="{c}">{escape(t)}</span>' if c else escape(t) for c, t in segments)
+        return mark_safe(html_text)  # noqa: S308 - built from html.escape only
     out: list[str] = []
     cuts = sorted({c for span in spans for c in span})
     pos = 0
@@ -146,7 +170,7 @@ def render(segments: Iterable[Segment], spans: list[tuple[int, int]], mark: str)
         # Split the segment where a changed range starts or ends.
         bounds = [start, *(c for c in cuts if start < c < pos), pos]
         for lo, hi in pairwise(bounds):
-            piece = html.escape(text[lo - start : hi - start])
+            piece = escape(text[lo - start : hi - start])
             if cls:
                 piece = f'<span class="{cls}">{piece}</span>'
             if any(s <= lo and hi <= e for s, e in spans):
@@ -174,11 +198,16 @@ def _pairs(hunk: Hunk) -> Iterable[tuple[Line, Line]]:
         yield from zip(dels, adds, strict=False)
 
 
-def highlight_file(f: FileDiff) -> None:
-    """Set `html` on every shown line of one file (left empty for files over the cap)."""
-    if f.binary or sum(len(line.text) for h in f.hunks for line in h.lines) > MAX_FILE_CHARS:
+def file_chars(f: FileDiff) -> int:
+    return sum(len(line.text) for h in f.hunks for line in h.lines)
+
+
+def highlight_file(f: FileDiff, *, syntax: bool = True) -> None:
+    """Set `html` on every shown line of one file (left empty for files over the cap).
+    syntax=False: word-level changes only (a page out of highlighting budget)."""
+    if f.binary or file_chars(f) > MAX_FILE_CHARS:
         return
-    lexer = lexer_for(f.path)
+    lexer = lexer_for(f.path) if syntax else None
     for hunk in f.hunks:
         old_side = [line for line in hunk.lines if line.kind in ("context", "del")]
         new_side = [line for line in hunk.lines if line.kind in ("context", "add")]
@@ -197,7 +226,15 @@ def highlight_file(f: FileDiff) -> None:
             )
 
 
-def highlight_diff(diff: Diff) -> Diff:
+def highlight_diff(diff: Diff, *, budget: int | None = None) -> bool:
+    """Highlight every file, or only the first files within `budget` characters of lines, the
+    rest getting word-level changes only. Whether every file was highlighted."""
+    complete = True
     for f in diff.files:
-        highlight_file(f)
-    return diff
+        size = file_chars(f)
+        syntax = budget is None or size <= budget
+        if budget is not None:
+            budget = max(0, budget - size)
+        complete = complete and syntax
+        highlight_file(f, syntax=syntax)
+    return complete

@@ -12,7 +12,9 @@ from django.template.loader import render_to_string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repos import diffcache, diffhighlight, diffs
+from django.utils.safestring import mark_safe
+
+from repos import diffcache, diffhighlight, diffs, diffrender, tasks
 from repos.diffs import FileDiff, Hunk, Line
 from repos.git import GitError
 from tests.gitutil import git
@@ -57,7 +59,8 @@ def test_hostile_lines_render_inert_and_keep_their_text(repo):
     names = ["a.py", "b.html", "c.txt", "d.js", "Makefile"]
     base = repo({n: "\n".join(HOSTILE) + "\n" for n in names})
     head = repo({n: "\n".join(h.replace("x", "y") for h in HOSTILE) + "\nadded <b>\n" for n in names})
-    result = diffhighlight.highlight_diff(diffs.diff(repo.git_dir, base, head))
+    result = diffs.diff(repo.git_dir, base, head)
+    assert diffhighlight.highlight_diff(result)  # all of it
     assert {f.path for f in result.files} == set(names)
     for f in result.files:
         lines = [line for h in f.hunks for line in h.lines]
@@ -174,3 +177,39 @@ def test_the_cache_serves_the_same_ids_without_git(repo, tmp_path):
         diffcache.highlighted_diff(repo.git_dir, base, head, max_files=11)
     shutil.move(moved, repo.git_dir)
     assert diffcache.highlighted_diff(repo.git_dir, base, "main").files[0].path == "a.py"
+
+
+@pytest.mark.django_db  # the task is enqueued on commit: never, in a test's transaction
+def test_a_page_highlights_within_its_budget_and_a_task_does_the_rest(repo, monkeypatch):
+    base = repo({"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    head = repo({"a.py": "x = 2\n", "b.py": "y = 2\n"})
+    monkeypatch.setattr(diffcache, "PAGE_BUDGET_CHARS", 12)  # a.py's two lines, not b.py's
+    first = diffcache.highlighted_diff(repo.git_dir, base, head)
+    a, b = ([line.html for line in f.hunks[0].lines] for f in first.files)
+    assert a == [
+        '<span class="n">x</span> <span class="o">=</span> <del><span class="mi">1</span></del>',
+        '<span class="n">x</span> <span class="o">=</span> <ins><span class="mi">2</span></ins>',
+    ]
+    assert b == ["y = <del>1</del>", "y = <ins>2</ins>"]  # word changes only
+    assert diffcache.highlighted_diff(repo.git_dir, base, head).files[1].hunks[0].lines[0].html == b[0]
+    tasks.highlight_diff(str(repo.git_dir), base, head, {}, [])  # what the page enqueued
+    again = diffcache.highlighted_diff(repo.git_dir, base, head)
+    assert again.files[1].hunks[0].lines[0].html.startswith('<span class="n">y</span>')
+
+
+def test_rows_are_those_the_template_made_and_escape_what_is_not_safe(repo):
+    base = repo({"a.txt": "one\n<two> & 'x'\n"})
+    head = repo({"a.txt": "one\n<three> & 'x'\n"})
+    diff = diffcache.highlighted_diff(repo.git_dir, base, head)
+    lines = diff.files[0].hunks[0].lines
+    rows = diffrender.rows_html(diff.files[0])
+    assert (
+        '<tr class="context"><td class="ln">1</td><td class="ln">1</td><td class="code"> one</td></tr>'
+        in rows
+    )
+    assert '<td class="code">+&lt;<ins>three</ins>&gt; &amp; &#x27;x&#x27;</td>' in rows
+    lines[0].after = "<b>not safe</b>"
+    lines[1].after = mark_safe("<b>safe</b>")
+    rows = diffrender.rows_html(diff.files[0])
+    assert '<td colspan="3">&lt;b&gt;not safe&lt;/b&gt;</td>' in rows
+    assert '<td colspan="3"><b>safe</b></td>' in rows
