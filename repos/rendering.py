@@ -5,6 +5,7 @@ both escape or sanitize everything they emit."""
 from __future__ import annotations
 
 import posixpath
+import threading
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
@@ -111,11 +112,27 @@ def find_readme(entries: list[Entry]) -> Entry | None:
     return next((blobs[n] for n in README_NAMES if n in blobs), None)
 
 
+_converters = threading.local()
+
+
+def _markdown_converter() -> markdown.Markdown:
+    """One converter per thread, reset between texts: building one registers its extensions
+    anew, 2 ms each, which a page of 100 comments paid 100 times (bench/proposal_page.py).
+    Not shared between threads: a converter keeps state while it converts."""
+    converter = getattr(_converters, "markdown", None)
+    if converter is None:
+        converter = markdown.Markdown(
+            extensions=["fenced_code", "tables", "sane_lists"], output_format="html"
+        )
+        _converters.markdown = converter
+    return converter
+
+
 def render_markdown(text: str, *, directory: str, blob_base: str, raw_base: str) -> SafeString:
     """Markdown to sanitized HTML. Relative links point to the repository's file view
     (`blob_base`), relative images to raw content (`raw_base`), both resolved against the
     README's `directory`; anything that would climb out of the tree is dropped."""
-    html = markdown.markdown(text, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+    html = _markdown_converter().reset().convert(text)
 
     def rewrite(element: str, attribute: str, value: str) -> str | None:
         if attribute not in ("href", "src"):
