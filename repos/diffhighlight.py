@@ -227,8 +227,9 @@ def highlight_file(f: FileDiff, *, syntax: bool = True) -> None:
 
 
 def highlight_diff(diff: Diff, *, budget: int | None = None) -> bool:
-    """Highlight every file, or only the first files within `budget` characters of lines, the
-    rest getting word-level changes only. Whether every file was highlighted."""
+    """Highlight every file, or, in order, the files that fit in what is left of `budget`
+    characters of lines, the others getting word-level changes only. Whether every file was
+    highlighted."""
     complete = True
     for f in diff.files:
         size = file_chars(f)

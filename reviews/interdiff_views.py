@@ -37,6 +37,7 @@ def interdiff_page(request, owner: str, name: str, number: int, old: int, new: i
     repo, proposal, a, b = _revisions_or_404(request, owner, name, number, old, new)
     try:
         sides = interdiff.sides(repo.disk_path, a, b)
+        diff = diff_context(request, repo.disk_path, sides.left, sides.right)
     except GitError:
         raise Http404 from None  # a revision's objects are gone (pruned): nothing to compare
     context = {
@@ -49,7 +50,7 @@ def interdiff_page(request, owner: str, name: str, number: int, old: int, new: i
         "revisions": list(proposal.revisions.all()),
         "latest": selectors.latest_revision(proposal),
         "revision": b,
-        **diff_context(request, repo.disk_path, sides.left, sides.right),
+        **diff,
     }
     return render(request, "reviews/interdiff.html", context)
 

@@ -202,3 +202,14 @@ def test_picker_offers_changes_since_the_last_revision_the_user_looked_at(scene)
     services.proposal_approve(proposal=proposal, user=scene.maint)
     page = signed_in(scene.maint).get("/owner/project/proposals/1")
     assert b'href="/owner/project/proposals/1/interdiff/1..3"' in page.content
+
+
+def test_a_revision_whose_objects_are_gone_is_404(scene):
+    proposal = two_commit_proposal(scene)
+    first = proposal.revisions.get(number=1)
+    gone = "d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0d"
+    proposal.revisions.create(number=2, head_sha=gone, base_sha=first.base_sha)
+    bob = signed_in(scene.bob)
+    assert bob.get(f"{URL}/1..2").status_code == 404
+    assert bob.get(f"{URL}/1..2.txt").status_code == 404
+
