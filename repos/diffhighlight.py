@@ -89,6 +89,9 @@ def _lex_lines(lexer: Lexer | None, texts: list[str]) -> list[list[Segment]]:
     plain = [[("", t)] for t in texts]
     if lexer is None or not texts:
         return plain
+    # CRLF files: the \r is set aside and given back after lexing, not lost to Pygments.
+    crs = [t.endswith("\r") for t in texts]
+    texts = [t[:-1] if cr else t for t, cr in zip(texts, crs, strict=True)]
     out: list[list[Segment]] = [[]]
     for ttype, value in lexer.get_tokens("\n".join(texts) + "\n"):
         cls = _css_class(ttype) if ttype is not Token.Text else ""
@@ -105,6 +108,9 @@ def _lex_lines(lexer: Lexer | None, texts: list[str]) -> list[list[Segment]]:
         "".join(s for _, s in segs) != t for segs, t in zip(lines, texts, strict=True)
     ):
         return plain
+    for segs, cr in zip(lines, crs, strict=True):
+        if cr:
+            segs.append(("", "\r"))
     return lines
 
 

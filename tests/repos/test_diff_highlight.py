@@ -9,12 +9,11 @@ import shutil
 
 import pytest
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django.utils.safestring import mark_safe
-
-from repos import diffcache, diffhighlight, diffs, diffrender, tasks
+from repos import diffcache, diffhighlight, diffrender, diffs, tasks
 from repos.diffs import FileDiff, Hunk, Line
 from repos.git import GitError
 from tests.gitutil import git
@@ -142,6 +141,15 @@ def test_text_pygments_would_rewrite_is_kept():
     lines = [Line("context", t, i, i) for i, t in enumerate(texts, 1)]
     diffhighlight.highlight_file(FileDiff("x.py", "x.py", hunks=[Hunk(1, 3, 1, 3, "", lines)]))
     assert [plain(line.html) for line in lines] == texts
+
+
+def test_crlf_lines_are_highlighted():
+    lines = [Line("add", "x = 'a'\r", None, 1), Line("add", "y = 2\r", None, 2)]
+    diffhighlight.highlight_file(FileDiff(None, "w.py", hunks=[Hunk(0, 0, 1, 2, "", lines)]))
+    assert (
+        lines[0].html
+        == '<span class="n">x</span> <span class="o">=</span> <span class="s1">&#x27;a&#x27;</span>\r'
+    )
 
 
 _LINE = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=60)
