@@ -212,4 +212,3 @@ def test_a_revision_whose_objects_are_gone_is_404(scene):
     bob = signed_in(scene.bob)
     assert bob.get(f"{URL}/1..2").status_code == 404
     assert bob.get(f"{URL}/1..2.txt").status_code == 404
-
