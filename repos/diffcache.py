@@ -18,21 +18,22 @@ holding SafeStrings took 300 ms, the tuples take a tenth of that (bench/proposal
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from django.core.cache import cache
-from django.db import transaction
 from django.utils.safestring import SafeString
 
-from repos import diffs
+from repos import diffs, enqueue
 from repos.diffhighlight import PAGE_BUDGET_CHARS, highlight_diff
 from repos.diffrender import file_rows
 
 # Bump when Diff, Line, the highlighting or the rows change shape: old entries are never read.
 VERSION = 2
 TIMEOUT = 7 * 86400
+log = logging.getLogger(__name__)
 _FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -61,10 +62,11 @@ def highlighted_diff(
     complete = highlight_diff(result, budget=PAGE_BUDGET_CHARS)
     cache.set(key, _pack(result, complete), TIMEOUT)
     if not complete and cache.add(f"{key}:queued", 1, 600):
-        from repos.tasks import highlight_diff as task
-
-        args = (str(repo_path), base, head, options, list(paths))
-        transaction.on_commit(lambda: task.delay(*args))
+        # At most once in 10 minutes per diff; a page never fails for want of a broker.
+        try:
+            enqueue.after_commit("repos.tasks.highlight_diff", str(repo_path), base, head, options, list(paths))
+        except Exception:  # the page shows what it has either way
+            log.warning("could not enqueue the highlighting of %s..%s", base, head, exc_info=True)
     return result
 
 
