@@ -64,7 +64,9 @@ def highlighted_diff(
     if not complete and cache.add(f"{key}:queued", 1, 600):
         # At most once in 10 minutes per diff; a page never fails for want of a broker.
         try:
-            enqueue.after_commit("repos.tasks.highlight_diff", str(repo_path), base, head, options, list(paths))
+            enqueue.after_commit(
+                "repos.tasks.highlight_diff", str(repo_path), base, head, options, list(paths)
+            )
         except Exception:  # the page shows what it has either way
             log.warning("could not enqueue the highlighting of %s..%s", base, head, exc_info=True)
     return result
