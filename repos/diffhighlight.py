@@ -239,9 +239,11 @@ def highlight_diff(diff: Diff, *, budget: int | None = None) -> bool:
     complete = True
     for f in diff.files:
         size = file_chars(f)
-        syntax = budget is None or size <= budget
-        if budget is not None:
-            budget = max(0, budget - size)
+        # Only lexing counts: plain text, binary files and files over the cap cost nothing.
+        lexed = not f.binary and size <= MAX_FILE_CHARS and lexer_for(f.path) is not None
+        syntax = budget is None or not lexed or size <= budget
+        if lexed and syntax and budget is not None:
+            budget -= size
         complete = complete and syntax
         highlight_file(f, syntax=syntax)
     return complete

@@ -189,17 +189,20 @@ def test_the_cache_serves_the_same_ids_without_git(repo, tmp_path):
 
 @pytest.mark.django_db  # the task is enqueued on commit: never, in a test's transaction
 def test_a_page_highlights_within_its_budget_and_a_task_does_the_rest(repo, monkeypatch):
-    base = repo({"a.py": "x = 1\n", "b.py": "y = 1\n"})
-    head = repo({"a.py": "x = 2\n", "b.py": "y = 2\n"})
+    base = repo({"a.py": "x = 1\n", "b.py": "y = 1\n", "c.txt": "plain 1\n"})
+    head = repo({"a.py": "x = 2\n", "b.py": "y = 2\n", "c.txt": "plain 2\n"})
     monkeypatch.setattr(diffcache, "PAGE_BUDGET_CHARS", 12)  # a.py's two lines, not b.py's
     first = diffcache.highlighted_diff(repo.git_dir, base, head)
-    a, b = ([line.html for line in f.hunks[0].lines] for f in first.files)
+    a, b, _c = ([line.html for line in f.hunks[0].lines] for f in first.files)
     assert a == [
         '<span class="n">x</span> <span class="o">=</span> <del><span class="mi">1</span></del>',
         '<span class="n">x</span> <span class="o">=</span> <ins><span class="mi">2</span></ins>',
     ]
     assert b == ["y = <del>1</del>", "y = <ins>2</ins>"]  # word changes only
     assert diffcache.highlighted_diff(repo.git_dir, base, head).files[1].hunks[0].lines[0].html == b[0]
+    # Plain text costs no budget: a diff of text files alone is complete at once.
+    text_only = diffs.diff(repo.git_dir, base, head, paths=["c.txt"])
+    assert diffhighlight.highlight_diff(text_only, budget=0)
     tasks.highlight_diff(str(repo.git_dir), base, head, {}, [])  # what the page enqueued
     again = diffcache.highlighted_diff(repo.git_dir, base, head)
     assert again.files[1].hunks[0].lines[0].html.startswith('<span class="n">y</span>')
