@@ -5,6 +5,7 @@ both escape or sanitize everything they emit."""
 from __future__ import annotations
 
 import posixpath
+import threading
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
@@ -111,6 +112,23 @@ def find_readme(entries: list[Entry]) -> Entry | None:
     return next((blobs[n] for n in README_NAMES if n in blobs), None)
 
 
+_converters = threading.local()
+
+
+def _markdown_converter(breaks: bool) -> markdown.Markdown:
+    """One converter per thread and flavour, reset between texts: building one registers its
+    extensions anew, 2 ms each, which a page of 100 comments paid 100 times
+    (bench/proposal_page.py). Not shared between threads: a converter keeps state while it
+    converts."""
+    name = "markdown_breaks" if breaks else "markdown"
+    converter = getattr(_converters, name, None)
+    if converter is None:
+        extensions = ["fenced_code", "tables", "sane_lists", *(["nl2br"] if breaks else [])]
+        converter = markdown.Markdown(extensions=extensions, output_format="html")
+        setattr(_converters, name, converter)
+    return converter
+
+
 def render_markdown(
     text: str, *, directory: str, blob_base: str, raw_base: str, breaks: bool = False
 ) -> SafeString:
@@ -118,8 +136,7 @@ def render_markdown(
     (`blob_base`), relative images to raw content (`raw_base`), both resolved against the
     README's `directory`; anything that would climb out of the tree is dropped. `breaks`: every
     newline is a line break, as in GitHub's pull request descriptions."""
-    extensions = ["fenced_code", "tables", "sane_lists", *(["nl2br"] if breaks else [])]
-    html = markdown.markdown(text, extensions=extensions, output_format="html")
+    html = _markdown_converter(breaks).reset().convert(text)
 
     def rewrite(element: str, attribute: str, value: str) -> str | None:
         if attribute not in ("href", "src"):

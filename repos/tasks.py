@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 
 from repos import import_runs, lifecycle, maintenance, mirrors, push_spool, reconcile, webhooks
-from repos.git import GitTimeout
+from repos.git import GitError, GitTimeout
 from repos.models import DeliveryStatus, Mirror, Repository, WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -136,3 +136,18 @@ def reconcile_pushes(repo_id: int) -> str:
     if repo is None:
         return "gone"
     return reconcile.reconcile_repository(repo).outcome
+
+
+@shared_task(ignore_result=True)
+def highlight_diff(repo_path: str, base: str | None, head: str, options: dict, paths: list[str]) -> str:
+    """Highlight all of a diff a page showed cut at its budget (repos.diffcache). Takes the
+    repository's path, not its id: that is what the diff's cache key is made of (and it never
+    changes: names do not reach the filesystem). A repository gone since: nothing to do."""
+    from repos import diffcache
+
+    try:
+        diffcache.highlight_fully(repo_path, base, head, options, paths)
+    except GitError as exc:
+        log.info("diff %s..%s in %s not highlighted: %s", base, head, repo_path, exc)
+        return "failed"
+    return "done"

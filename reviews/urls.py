@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import merge_views, new_proposal, views
+from reviews import interdiff_views, merge_views, new_proposal, views
 from reviews.threads import views as thread_views
 
 _P = "<str:owner>/<str:name>/proposals"
@@ -41,5 +41,16 @@ urlpatterns = [
         f"{_P}/<int:number>/threads/<int:thread>/comments/<int:comment>/apply",
         thread_views.suggestion_apply,
         name="proposal-suggestion-apply",
+    ),
+    path(f"{_P}/<int:number>/interdiff", interdiff_views.interdiff_pick, name="proposal-interdiff-pick"),
+    path(
+        f"{_P}/<int:number>/interdiff/<int:old>..<int:new>",
+        interdiff_views.interdiff_page,
+        name="proposal-interdiff",
+    ),
+    path(
+        f"{_P}/<int:number>/interdiff/<int:old>..<int:new>.txt",
+        interdiff_views.range_diff_text,
+        name="proposal-range-diff",
     ),
 ]

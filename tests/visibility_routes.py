@@ -89,6 +89,11 @@ REPO_ROUTES: dict[str, Row] = {
     "proposal-thread-resolve": Row("POST", "/{repo}/proposals/{proposal}/threads/1/resolve"),
     "proposal-thread-comment": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1"),
     "proposal-suggestion-apply": Row("POST", "/{repo}/proposals/{proposal}/threads/1/comments/1/apply"),
+    # The world's proposal has one revision: the owner's interdiff is tested in
+    # tests/reviews/test_interdiff.py; here, that outsiders get what a missing repository gets.
+    "proposal-interdiff": Row("GET", "/{repo}/proposals/{proposal}/interdiff/1..2", owner_get=False),
+    "proposal-range-diff": Row("GET", "/{repo}/proposals/{proposal}/interdiff/1..2.txt", owner_get=False),
+    "proposal-interdiff-pick": Row("GET", "/{repo}/proposals/{proposal}/interdiff?from=1&to=1"),
     "work": Row("GET", "/{repo}/work"),
     "work-text": Row("GET", "/{repo}/work.txt"),
     "work-stack": Row("GET", "/{repo}/work/stack/olga/w"),

@@ -161,7 +161,7 @@ def test_commit_page_shows_message_parents_and_diff_with_renames(repo, project):
     page = text(get(f"/olga/proj/commit/{sha}"))
     assert "rename old to new" in page and f'href="/olga/proj/commit/{parent}"' in page
     assert "old.txt → new.txt" in page and "renamed 100%" in page
-    assert '<td class="code">+# more</td>' in page
+    assert '<td class="code">+<span class="c1"># more</span></td>' in page  # highlighted as Python
     root = text(get(f"/olga/proj/commit/{parent[:8]}"))
     assert "The long body\nof the first commit." in root and "root commit" in root
     assert root.count('<span class="badge status-added">added</span>') == 6
@@ -236,7 +236,10 @@ def test_pages_follow_a_real_push(world):
     assert 'class="highlight"' in text(get("/owner/project/blob/main/src/hello.c"))
     assert raw_bytes(get("/owner/project/raw/main/src/hello.c")) == b"pushed for browsing\n"
     commit = text(get(f"/owner/project/commit/{sha}"))
-    assert '<td class="code">+pushed for browsing</td>' in commit
+    assert (
+        '<td class="code">+<span class="n">pushed</span><span class="w"> </span><span class="k">for</span>'
+        in commit
+    )
     # Streamed by the real server (gunicorn), not just the test client.
     base = f"http://{world.host}/owner/project"
     with urllib.request.urlopen(f"{base}/archive/main.tar.zst", timeout=60) as response:
