@@ -58,7 +58,9 @@ def _message(comment: Comment, user, host: str) -> str:
 def suggestion_apply(*, comment: Comment, user, expected_head: str | None = None, host: str = "") -> str:
     """Commit the comment's suggestion onto the proposal's ref; returns the new commit's id."""
     comment = (
-        Comment.objects.select_for_update().select_related("thread__revision", "author").get(pk=comment.pk)
+        Comment.objects.select_for_update(of=("self",))
+        .select_related("thread__revision", "author")
+        .get(pk=comment.pk)
     )
     thread = comment.thread
     if thread is None:
