@@ -342,7 +342,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Fields named alike with other choices (a proposal's `state`) get a name of their own.
-    "ENUM_NAME_OVERRIDES": {"CommitStatusStateEnum": "repos.models.statuses.StatusState"},
+    "ENUM_NAME_OVERRIDES": {
+        "CommitStatusStateEnum": "repos.models.statuses.StatusState",
+        # One delivery choice per notification kind: one enum, not one per field name.
+        "NotificationDeliveryEnum": "notifications.models.Delivery",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "repos.api.schema.document_errors",
