@@ -1,8 +1,8 @@
 """What the proposal page needs of threads: each shown on its line of the diff (Line.after),
 the outdated ones beside it.
 
-A thread is rendered once (templates/reviews/_thread.html, autoescaped; comment bodies as the
-sanitized Markdown of reviews.views._markdown) and placed on the shown revision: below the
+A thread is rendered once (reviews.threads.render, escaped as autoescape would; comment bodies
+as the sanitized Markdown of reviews.views._markdown) and placed on the shown revision: below the
 diff line its last line maps to, below its file when that line is outside the diff's hunks,
 in the list of threads on files this diff does not show, or in the outdated list with the
 lines it was written on. Carrying runs no git on a page shown again (reviews.threads.carry);
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from django.core.cache import cache
 from django.middleware.csrf import get_token
-from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
@@ -24,6 +23,7 @@ from reviews import selectors
 from reviews.models import Proposal, ProposalRevision, Side, Thread
 from reviews.threads import carry
 from reviews.threads.markup import suggestion_text
+from reviews.threads.render import Viewer, thread_html
 from reviews.threads.suggestions import may_apply
 
 MARKDOWN_SECONDS = 7 * 24 * 3600
@@ -144,46 +144,33 @@ def _joined(parts: list[str]) -> SafeString:
 
 
 class _Renderer:
-    """One thread as HTML, with the buttons this viewer may use on this revision."""
+    """One thread as HTML (reviews.threads.render), with the buttons this viewer may use on
+    this revision."""
 
     def __init__(self, request, repo, proposal: Proposal, shown: ProposalRevision, latest):
         user = request.user
-        self.template = get_template("reviews/_thread.html")
-        self.signed_in = user.is_authenticated
-        self.user_pk = user.pk if self.signed_in else None
-        self.moderator = self.signed_in and (
-            proposal.author_id == user.pk or selectors.is_maintainer(user, repo)
+        signed_in = user.is_authenticated
+        self.user_pk = user.pk if signed_in else None
+        self.moderator = signed_in and (proposal.author_id == user.pk or selectors.is_maintainer(user, repo))
+        on_latest = latest is not None and shown.pk == latest.pk
+        self.viewer = Viewer(
+            signed_in=signed_in,
+            user_pk=self.user_pk,
+            may_apply=on_latest and may_apply(user, proposal),
+            # Built once: a reverse() per form of each of a hundred threads is measurable.
+            threads_url=reverse("proposal-threads", args=[repo.owner.username, repo.name, proposal.number]),
+            back="" if on_latest else str(shown.number),
+            head=latest.head_sha if latest else "",
+            csrf=get_token(request) if signed_in else "",
         )
-        self.on_latest = latest is not None and shown.pk == latest.pk
-        self.may_apply = self.on_latest and may_apply(user, proposal)
-        self.csrf = get_token(request) if self.signed_in else ""
-        self.shown, self.latest = shown, latest
-        # Built once: a reverse() per form of each of a hundred threads is measurable.
-        self.threads_url = reverse("proposal-threads", args=[repo.owner.username, repo.name, proposal.number])
 
-    def __call__(self, thread: Thread, position: carry.Position, where: str) -> str:
+    def __call__(self, thread: Thread, position: carry.Position, where: str) -> SafeString:
         comments = list(thread.comments.all())
         for c in comments:
-            # For the template only: whether the comment offers a change to apply.
+            # Whether the comment offers a change to apply.
             c.suggestion = suggestion_text(c.body) is not None and thread.side == Side.NEW  # type: ignore[attr-defined]
         # Signed out, user_pk is None, as is the author of a comment whose account is gone.
-        participant = self.signed_in and (
+        participant = self.viewer.signed_in and (
             thread.created_by_id == self.user_pk or any(c.author_id == self.user_pk for c in comments)
         )
-        context = {
-            "thread": thread,
-            "comments": comments,
-            "position": position,
-            "where": where,
-            "moved": where != "outdated"
-            and (position.path, position.start) != (thread.path, thread.line_start),
-            "signed_in": self.signed_in,
-            "may_resolve": self.moderator or participant,
-            "may_apply": self.may_apply and position.current,
-            "threads_url": self.threads_url,
-            "user_pk": self.user_pk,
-            "back": "" if self.on_latest else self.shown.number,
-            "head": self.latest.head_sha if self.latest else "",
-            "csrf_token": self.csrf,
-        }
-        return self.template.render(context)
+        return thread_html(thread, comments, position, where, self.viewer, self.moderator or participant)
