@@ -85,7 +85,9 @@ def _threads(proposal: Proposal) -> list[Thread]:
     """The proposal's threads, each with its revision and resolver set and its comments in
     `comment_list`. The revisions (a few) and resolvers are read once each rather than joined
     into every thread's row: a hundred threads' model instances are most of the time here."""
-    threads = list(proposal.threads.prefetch_related(Prefetch("comments", to_attr="comment_list")))
+    threads: list[Thread] = list(
+        proposal.threads.prefetch_related(Prefetch("comments", to_attr="comment_list"))
+    )
     revisions = {r.pk: r for r in proposal.revisions.all()}
     resolvers = {t.resolved_by_id for t in threads if t.resolved_by_id is not None}
     users = (
@@ -134,7 +136,7 @@ def _markdown_all(repo, proposal: Proposal, comments: list) -> None:
 def threads_context(request, repo, proposal, shown, latest, diff) -> dict:
     """Context for reviews/_outdated_threads.html; attaches the threads to `diff`'s lines."""
     threads = _threads(proposal)
-    comments = [c for t in threads for c in t.comment_list]
+    comments = [c for t in threads for c in t.comment_list]  # type: ignore[attr-defined]
     _markdown_all(repo, proposal, comments)
     renames = {
         f.old_path: f.new_path for f in diff.files if f.status == "renamed" and f.old_path and f.new_path
@@ -149,7 +151,7 @@ def threads_context(request, repo, proposal, shown, latest, diff) -> dict:
             slots.outdated.append(render(thread, position, "outdated"))
             continue
         on = files.get((position.path, position.side), [])
-        line = _find_line(on, position.side, position.end) if on else None
+        line = _find_line(on, position.side, position.end) if on and position.end is not None else None
         if line is not None:
             slots.below_line(line, render(thread, position, "line"))
         elif on:
@@ -199,7 +201,7 @@ class _Renderer:
         )
 
     def __call__(self, thread: Thread, position: carry.Position, where: str) -> SafeString:
-        comments = thread.comment_list
+        comments = thread.comment_list  # type: ignore[attr-defined]
         for c in comments:
             # Whether the comment offers a change to apply.
             c.suggestion = suggestion_text(c.body) is not None and thread.side == Side.NEW  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from django.utils.safestring import SafeData, SafeString, mark_safe
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from reviews.models import Thread
@@ -20,7 +20,7 @@ from reviews.threads.carry import Position
 
 def _e(value) -> str:
     """As autoescape: SafeStrings as they are, anything else escaped."""
-    return value if isinstance(value, SafeData) else escape(str(value))
+    return value if isinstance(value, SafeString) else escape(str(value))
 
 
 def _ago(when) -> str:
