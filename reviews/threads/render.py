@@ -47,7 +47,7 @@ class Viewer:
     head: str  # the latest revision's head: an applied suggestion goes on top of it
     csrf: str  # this request's token: the HTML is never cached
 
-    def _form(self, action: str, attrs: str = "") -> str:
+    def form_open(self, action: str, attrs: str = "") -> str:
         return (
             f'<form method="post"{attrs} action="{_e(self.threads_url)}/{action}">'
             f'<input type="hidden" name="csrfmiddlewaretoken" value="{_e(self.csrf)}">'
@@ -97,14 +97,14 @@ def thread_html(
         out.append(_comment_html(thread, c, viewer, position.current))
     back = f'<input type="hidden" name="back" value="{_e(viewer.back)}">\n'
     if viewer.signed_in:
-        out.append(viewer._form(f"{pk}/reply", ' class="thread-reply"') + "\n" + back)
+        out.append(viewer.form_open(f"{pk}/reply", ' class="thread-reply"') + "\n" + back)
         out.append(
             f'<label class="visually-hidden" for="reply-{pk}">Reply</label>\n'
             f'<textarea id="reply-{pk}" name="body" rows="2" required placeholder="Reply (Markdown)"></textarea>\n'
             '<button type="submit" class="button small">Reply</button>\n</form>\n'
         )
     if may_resolve:
-        out.append(viewer._form(f"{pk}/resolve", ' class="inline thread-resolve"') + "\n" + back)
+        out.append(viewer.form_open(f"{pk}/resolve", ' class="inline thread-resolve"') + "\n" + back)
         if thread.resolved:
             out.append(
                 '<button type="submit" name="resolved" value="0" class="button small secondary">Unresolve</button>'
@@ -128,7 +128,7 @@ def _comment_html(thread: Thread, c, viewer: Viewer, current: bool) -> str:
     if viewer.signed_in and c.author_id == viewer.user_pk and not c.suggestion_applied_sha:
         out.append(
             '<details class="comment-change"><summary class="muted">Edit</summary>\n'
-            + viewer._form(action)
+            + viewer.form_open(action)
             + f'\n<input type="hidden" name="back" value="{_e(viewer.back)}">\n'
             f'<textarea name="body" rows="3" required>{_e(c.body)}</textarea>\n'
             '<button type="submit" class="button small">Save</button>\n'
@@ -143,7 +143,7 @@ def _comment_html(thread: Thread, c, viewer: Viewer, current: bool) -> str:
             )
         elif viewer.may_apply and current:
             out.append(
-                viewer._form(f"{action}/apply", ' class="inline apply-suggestion"')
+                viewer.form_open(f"{action}/apply", ' class="inline apply-suggestion"')
                 + f'<input type="hidden" name="head" value="{_e(viewer.head)}">'
                 '<button type="submit" class="button small">Apply suggestion</button></form>\n'
             )
