@@ -178,8 +178,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     samples = server.pop("samples")
     profile = server.pop("profile", None)
     results = {f"{k}_ms": median(v) for k, v in samples.items()} | server
+    # Wall time shares swing with the machine's load; CPU time's hardly do.
     results["threads_share"] = (
         round(results["threads_warm_ms"] / results["warm_ms"], 2) if results["warm_ms"] else None
+    )
+    results["threads_cpu_share"] = (
+        round(results["cpu_threads_warm_ms"] / results["cpu_warm_ms"], 2) if results["cpu_warm_ms"] else None
     )
     results["cold_ok"] = results["cold_ms"] is not None and results["cold_ms"] <= COLD_TARGET_MS
     results["warm_ok"] = results["warm_ms"] is not None and results["warm_ms"] <= WARM_TARGET_MS
@@ -211,7 +215,7 @@ def print_report(report: dict) -> None:
            "  of which the threads (threads_context, measured beside the page in the same rounds):",
            f"    cold {fmt(r['threads_cold_ms'])} ms (CPU {fmt(r['cpu_threads_cold_ms'])}), "
            f"warm {fmt(r['threads_warm_ms'])} ms (CPU {fmt(r['cpu_threads_warm_ms'])}): "
-           f"{fmt(r['threads_share'], '.0%')} of the warm page",
+           f"{fmt(r['threads_share'], '.0%')} of the warm page ({fmt(r['threads_cpu_share'], '.0%')} of its CPU)",
            "  the page fully highlighted (no budget: what the task leaves in the cache):",
            f"    cold {fmt(r['full_cold_ms'])} ms (one sample), warm {fmt(r['full_warm_ms'])} ms "
            f"(CPU {fmt(r['cpu_full_warm_ms'])})",
