@@ -7,13 +7,19 @@ Three-dot semantics, like GitHub's compare and `git diff base...head`: the commi
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+
+from django.core.cache import cache
 
 from repos import browse, diffs
 from repos.gittools import merge_base
 from repos.visibility import EVERYTHING, View
 
 MAX_COMMITS = 250
+IDS_SECONDS = 7 * 86400
+_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass
@@ -53,3 +59,23 @@ def compare(
     mb = merge_base(path, base_sha, head_sha)
     diff = diffs.diff(path, mb, head_sha, **diff_options) if with_diff else None
     return Comparison(base_sha, head_sha, mb, commits[:max_commits], truncated, diff)
+
+
+def compare_ids(repo, base_sha: str, head_sha: str) -> Comparison | None:
+    """compare(repo, base_sha, head_sha, with_diff=False) for two full commit ids, cached: the
+    commits between two ids and their merge base never change, and resolving, listing and the
+    merge base cost eight git processes a page view. The caller has decided that the viewer
+    may see `head_sha` (a page of a proposal's revision)."""
+    if not (_FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha)):
+        return compare(repo, base_sha, head_sha, with_diff=False)
+    key = (
+        "compare:"
+        + hashlib.sha256(f"{repo.disk_path}\0{base_sha}\0{head_sha}\0{MAX_COMMITS}".encode()).hexdigest()
+    )
+    found = cache.get(key)
+    if isinstance(found, Comparison):
+        return found
+    result = compare(repo, base_sha, head_sha, with_diff=False)
+    if result is not None:
+        cache.set(key, result, IDS_SECONDS)
+    return result

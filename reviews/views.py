@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from repos import rendering
-from repos.compare import compare
+from repos.compare import compare_ids
 from repos.errors import ServiceError
 from repos.views import repo_or_404
 from repos.views.browse import url_for
@@ -113,7 +113,7 @@ def proposal_detail(
         "latest": latest,
         "tab": "proposals",
         "revisions": list(proposal.revisions.select_related("push")),
-        "comparison": compare(repo, shown.base_sha, shown.head_sha, with_diff=False),
+        "comparison": compare_ids(repo, shown.base_sha, shown.head_sha),
         "comments": comments,
         # Newlines are line breaks, as GitHub shows descriptions (and `-o description=` means them).
         "description_html": _markdown(repo, proposal, proposal.description, breaks=True),

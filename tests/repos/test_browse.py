@@ -4,6 +4,7 @@ archives and the repository page."""
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 import urllib.request
 
@@ -192,6 +193,20 @@ def test_compare_uses_the_merge_base(repo, project):
     assert [c.subject for c in result.commits] == ["feature work"]
     assert [f.path for f in result.diff.files] == ["pkg/feature.py"]
     assert get("/olga/proj/compare/main...nope").status_code == 404
+
+
+def test_compare_ids_is_compare_and_runs_no_git_again(repo, project, monkeypatch):
+    base, head = project.git("rev-parse", "main"), project.git("rev-parse", "feature/deep/x")
+    first = compare.compare_ids(repo, base, head)
+    assert first == compare.compare(repo, base, head, with_diff=False)
+    assert [c.subject for c in first.commits] == ["feature work"] and first.diff is None
+    runs = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
+    assert compare.compare_ids(repo, base, head) == first and runs == []
+    # Anything but two full ids is resolved each time, as compare() does.
+    assert compare.compare_ids(repo, base[:12], head) == first and runs
+    assert compare.compare_ids(repo, base, "0" * 40) is None
 
 
 def test_archives_stream_tar_gz_and_tar_zst(repo):
