@@ -33,15 +33,18 @@ def test_worker_builds_through_the_broker(celery_worker_process, bundle_store, g
     repo = RepositoryFactory()
     add_commits(repo.disk_path, tmp_path / "work", git_home, 3, tag="v1")
     build_bundles.delay(repo.pk)
-    # The history row is finished just after publication: wait for both.
+    # The history row is finished just after publication, and the repository's lock released
+    # just after that (on a loaded machine, a moment later): wait for all three.
     wait_until(
         lambda: (
             Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).count() == 2
             and BundleBuild.objects.get(repository=repo).state != BuildState.RUNNING
+            and not locking.is_claimed(repo.pk)
         ),
         timeout=60,
         what=lambda: (
-            f"two published bundles and a finished build; worker log:\n{celery_worker_process.log()}"
+            "two published bundles, a finished build and the lock released; worker log:\n"
+            f"{celery_worker_process.log()}"
         ),
         alive=celery_worker_process,
     )
