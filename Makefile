@@ -9,6 +9,12 @@ DEV_STAMP := $(VENV)/.installed-dev
 # Tests and the type checker load settings with DEBUG off, as production does; the key is a
 # throwaway unless one is given.
 TEST_ENV := SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}"
+# The suite runs in TEST_WORKERS processes (pytest-xdist), each taking whole test files
+# (--dist loadfile: a module's fixtures are built once, in one process). Tests spend most of
+# their time waiting on git, servers and workers, so more workers than cores pay. TEST_WORKERS=0
+# runs it in this one process (for -x, --pdb or reading one test's output in order).
+TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run test test-fast pytest check lint fmt types venv clean
 
@@ -35,15 +41,15 @@ check: $(DEV_STAMP)
 	$(TEST_ENV) $(PY) -m mypy
 
 test: check
-	$(TEST_ENV) exec $(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) exec $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The same checks and the suite without the live web server and Celery worker processes.
 test-fast: check
-	$(TEST_ENV) exec $(PY) -m pytest -m "not live" $(PYTEST_ARGS)
+	$(TEST_ENV) exec $(PY) -m pytest $(XDIST) -m "not live" $(PYTEST_ARGS)
 
 # The suite alone (CI's run against a second git): `make pytest PYTEST_ARGS="tests/bundles"`.
 pytest: $(DEV_STAMP)
-	$(TEST_ENV) exec $(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) exec $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 types: $(DEV_STAMP)
 	$(TEST_ENV) $(PY) -m mypy

@@ -178,7 +178,6 @@ def _transfer(
     args, *, repo, watch, source, on_progress, should_cancel, max_bytes, timeout, echo
 ) -> FetchResult:
     limit = timeout or settings.GIT_IMPORT_TIMEOUT
-    reported = None
     # Leaving the block (cancelled, too large, an error) kills and reaps git.
     with stream_git(args, repo=repo, env=source.git_env(), stdout=subprocess.DEVNULL, timeout=limit) as git:
         reader = _StderrReader(git.proc, echo=echo)
@@ -191,9 +190,9 @@ def _transfer(
             else:
                 reader.wait(POLL_SECONDS)
             progress = reader.progress
-            if on_progress is not None and progress != reported:
-                reported = progress
-                on_progress(progress)
+            if on_progress is not None:
+                for update in reader.take():
+                    on_progress(update)
             if should_cancel is not None and should_cancel():
                 raise FetchCancelled
             if max_bytes is not None and max(progress.bytes, _incoming_bytes(watch)) > max_bytes:
@@ -216,8 +215,9 @@ def _transfer(
                 f"({len(refused)} in all). {objectcheck.explain(first)}"
             )
         raise FetchFailed(f"Fetching from {source.display_url} failed: {_reason(stderr)}")
-    if on_progress is not None and reader.progress != reported:
-        on_progress(reader.progress)
+    if on_progress is not None:
+        for update in reader.take():
+            on_progress(update)
     return FetchResult([m for m in messages if not m.refused], stderr)
 
 
@@ -236,6 +236,10 @@ class _StderrReader(threading.Thread):
         self._partial = ""
         self._event = threading.Event()
         self.progress = Progress()
+        # Every update, not only the latest: a fast fetch (or a slow poll on a busy machine)
+        # passes several phases between two polls, and a caller may count one of those.
+        self._updates: list[Progress] = []
+        self._lock = threading.Lock()
 
     def run(self) -> None:
         try:
@@ -256,7 +260,15 @@ class _StderrReader(threading.Thread):
                 progress = parse_progress(line, self.progress)
                 if progress is not None:
                     self.progress = progress
+                    with self._lock:
+                        self._updates.append(progress)
             self._event.set()
+
+    def take(self) -> list[Progress]:
+        """The updates parsed since the last call, oldest first."""
+        with self._lock:
+            updates, self._updates = self._updates, []
+        return updates
 
     def wait(self, seconds: float) -> None:
         self._event.wait(seconds)

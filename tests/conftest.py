@@ -12,6 +12,23 @@ from tests import live
 from tests.factories import RepositoryFactory, UserFactory  # noqa: F401 - fixtures below use them
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    """Under pytest-xdist (`make test` runs several workers) each worker process starts with a
+    VAR_DIR of its own, set before it imports the settings, which read VAR_DIR once. Their
+    databases are apart already (pytest-django suffixes the test database per worker), as are
+    their REPO_ROOTs and Celery queues (per session, below), but VAR_DIR holds what is keyed by
+    database ids, which the workers' databases hand out alike: the file cache (showwork's
+    per-repository version tokens), workspace exports (`exports/<repository id>`). The processes
+    the live fixtures start inherit it, so a worker and its servers agree."""
+    from django.conf import settings
+
+    for spec in specs:
+        var_dir = Path(settings.VAR_DIR) / "xdist" / spec.id
+        var_dir.mkdir(parents=True, exist_ok=True)
+        spec.env["VAR_DIR"] = str(var_dir)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_storage(tmp_path_factory):
     """Every test session gets its own REPO_ROOT and Celery queue, shared with the processes
@@ -177,9 +194,10 @@ def pytest_sessionfinish(session, exitstatus):
     # pytest-django removes the test database; drop stray SQLite WAL files next to it too.
     from django.conf import settings
 
-    for suffix in ("-wal", "-shm"):
-        p = Path(str(settings.VAR_DIR / f"test-{os.getpid()}.sqlite3") + suffix)
-        p.unlink(missing_ok=True)
+    # Under xdist the name carries the worker's suffix (test-<pid>.sqlite3_gw0).
+    for p in Path(settings.VAR_DIR).glob(f"test-{os.getpid()}.sqlite3*"):
+        if p.name.endswith(("-wal", "-shm")):
+            p.unlink(missing_ok=True)
 
 
 @pytest.fixture
