@@ -45,7 +45,16 @@ class AdvisoryLock:
             return bool(cursor.fetchone()[0])
 
     def release(self) -> None:
-        # Closing the session releases its locks; no unlock round trip needed.
+        # Unlock before closing: closing alone releases the lock only when the server's backend
+        # has exited, a moment after the client returns, and in that moment the next claimant
+        # (or is_claimed) still finds it held. If the unlock fails the connection is broken,
+        # and closing it releases the lock as a dying holder's would.
+        if not self.closed:
+            try:
+                with self.db.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", list(self.key))
+            except Exception:  # noqa: S110 - closing below releases it anyway
+                pass
         self.close()
 
     def close(self) -> None:
