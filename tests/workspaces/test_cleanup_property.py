@@ -129,12 +129,14 @@ class History:
         elif how == "merge":
             self.git("merge", "--no-ff", "--quiet", "-m", "merge", "refs/remotes/h/ws")
         elif how == "rebase":
-            self.git("cherry-pick", "--allow-empty", *own)
+            # A commit whose file an earlier landing already brought to main becomes empty:
+            # keep it (as an empty commit) rather than stop the cherry-pick.
+            self.git("cherry-pick", "--keep-redundant-commits", *own)
         elif how == "squash":
             self.git("merge", "--squash", "--quiet", "refs/remotes/h/ws")
             self.git("commit", "--quiet", "--allow-empty", "-m", "squashed")
         elif how == "partial":
-            self.git("cherry-pick", own[0])
+            self.git("cherry-pick", "--keep-redundant-commits", own[0])
         return cleanup.cleanup_after_push(self.push(self.owner, "main", "refs/heads/main"))
 
     def do_main(self):
