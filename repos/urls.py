@@ -3,6 +3,7 @@ from django.urls import path, re_path
 
 from repos.views import (
     accounts,
+    blame,
     browse,
     git_http,
     imports,
@@ -12,6 +13,7 @@ from repos.views import (
     pushlog,
     refs,
     repositories,
+    search,
 )
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
@@ -37,6 +39,8 @@ urlpatterns = [
     path("<str:owner>/<str:name>/tree/<path:spec>", browse.tree, name="repo-tree"),
     path("<str:owner>/<str:name>/blob/<path:spec>", browse.blob, name="repo-blob"),
     path("<str:owner>/<str:name>/raw/<path:spec>", browse.raw, name="repo-raw"),
+    path("<str:owner>/<str:name>/blame/<path:spec>", blame.blame, name="repo-blame"),
+    path("<str:owner>/<str:name>/search", search.search, name="repo-search"),
     path("<str:owner>/<str:name>/commits", browse.commits, name="repo-commits-default"),
     path("<str:owner>/<str:name>/commits/<path:spec>", browse.commits, name="repo-commits"),
     path("<str:owner>/<str:name>/commit/<str:sha>", browse.commit, name="repo-commit"),

@@ -68,6 +68,8 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "repo-tree": Check("GET", ("/{repo}/tree/{id}",)),
     "repo-blob": Check("GET", ("/{repo}/blob/{id}/work.txt",)),
     "repo-raw": Check("GET", ("/{repo}/raw/{id}/work.txt",)),
+    "repo-blame": Check("GET", ("/{repo}/blame/{id}/work.txt",)),
+    "repo-search": Check("GET", ("/{repo}/search?q=secret-text&ref={id}",)),
     "repo-commits": Check("GET", ("/{repo}/commits/{id}", "/{repo}/commits/{id}/work.txt")),
     "repo-commit": Check("GET", ("/{repo}/commit/{id}", "/{repo}/commit/{id}?file=work.txt")),
     "repo-compare": Check(

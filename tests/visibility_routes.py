@@ -40,6 +40,8 @@ REPO_ROUTES: dict[str, Row] = {
     "repo-tree": Row("GET", "/{repo}/tree/main"),
     "repo-blob": Row("GET", "/{repo}/blob/main/README.md"),
     "repo-raw": Row("GET", "/{repo}/raw/main/README.md"),
+    "repo-blame": Row("GET", "/{repo}/blame/main/README.md"),
+    "repo-search": Row("GET", "/{repo}/search?q=secret"),
     "repo-commits-default": Row("GET", "/{repo}/commits"),
     "repo-commits": Row("GET", "/{repo}/commits/main"),
     "repo-commit": Row("GET", "/{repo}/commit/{sha}"),

@@ -160,6 +160,7 @@ def blob(request, owner: str, name: str, spec: str):
         **_page_context(repo, revision, entry),
         "size": entry.size,
         "raw_url": url_for(repo, "raw", revision.name, entry.path),
+        "blame_url": url_for(repo, "blame", revision.name, entry.path),
         "is_link": entry.is_link,
     }
     ext = os.path.splitext(entry.name.lower())[1]
