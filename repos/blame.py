@@ -98,9 +98,9 @@ class Attribution:
             elif key == b"summary":
                 current.summary = value.decode("utf-8", "replace")
             elif key == b"previous":
-                sha, _, path = value.partition(b" ")
-                prior = unquote_path(path).decode("utf-8", "surrogateescape")
-                current.previous = (sha.decode("ascii", "replace"), prior)
+                prior_sha, _, prior_path = value.partition(b" ")
+                prior = unquote_path(prior_path).decode("utf-8", "surrogateescape")
+                current.previous = (prior_sha.decode("ascii", "replace"), prior)
             elif key == b"filename":  # the last line of every entry
                 start, count = span
                 for n in range(max(start, 1), min(start + count, self.lines + 1)):

@@ -146,9 +146,8 @@ class _Records:
                 piece, self.buffer = self.buffer[:at], self.buffer[at + 1 :]
             else:
                 piece, self.buffer = self.buffer, b""
-            if len(kept) < limit:
-                kept += piece[: limit - len(kept)]
             cut = cut or len(kept) + len(piece) > limit
+            kept += piece[: max(0, limit - len(kept))]
             if at >= 0:
                 return kept, cut
             chunk = self.stream.read1(65536) if not self.eof else b""

@@ -73,19 +73,14 @@ class BlamePage:
 
     def stream(self, head: str, tail: str) -> Iterator[str]:
         attribution = Attribution(len(self.lines))
-        yield head + '<table class="blame">'
-        args = [
-            "-c",
-            "core.quotePath=false",
-            "blame",
-            "--incremental",
-            self.revision.sha,
-            "--",
-            self.entry.path,
-        ]
+        args = ["-c", "core.quotePath=false", "blame", "--incremental", self.revision.sha, "--"]
         with stream_git(
-            args, repo=self.repo.disk_path, stderr=subprocess.DEVNULL, timeout=settings.BLAME_TIMEOUT
+            [*args, self.entry.path],
+            repo=self.repo.disk_path,
+            stderr=subprocess.DEVNULL,
+            timeout=settings.BLAME_TIMEOUT,
         ) as git:
+            yield head + '<table class="blame">'  # git is at work meanwhile
             for groups in attribution.feed(iter(git.stdout.readline, b"")):
                 if groups:
                     yield "".join(self.group_html(g) for g in groups)

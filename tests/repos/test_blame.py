@@ -3,6 +3,8 @@ rename, age shades, escaping, odd names, the time limit and the refusals."""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import re
 import subprocess
@@ -171,12 +173,27 @@ def test_a_blame_that_runs_out_of_time_says_so_and_shows_what_it_has(tmp_path, g
     assert page.rstrip().endswith("</html>")
 
 
+def git_children() -> list[str]:
+    """This process's git children, running or not yet reaped."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        with contextlib.suppress(OSError), open(stat) as fh:
+            text = fh.read()
+            name, fields = text.split(" ", 2)[1], text.rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and name == "(git)":
+                found.append(stat)
+    return found
+
+
 def test_the_page_head_goes_out_before_git_finishes(history):
+    assert git_children() == []
     response = Client().get("/olga/proj/blame/main/new.txt")
     chunks = iter(response.streaming_content)
     head = next(chunks).decode()
     assert head.endswith('<table class="blame">') and "blame-group" not in head
-    response.close()  # the client goes away: git is killed and reaped, nothing raises
+    assert len(git_children()) == 1  # git blame, started before the head went out
+    response.close()  # the client goes away: git is killed and reaped
+    assert git_children() == []
 
 
 def test_workspace_refs_are_not_blamed_by_name(history):

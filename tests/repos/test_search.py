@@ -156,3 +156,15 @@ def test_an_empty_repository(tmp_path, git_home):
 
     services.repository_create(owner=UserFactory(username="olga"), name="proj")
     assert "no commits to search yet" in search("q=x")
+
+
+def test_long_lines_are_cut_and_say_so(tmp_path, git_home):
+    work = Work(tmp_path / "w", git_home)
+    work.commit(
+        "long", {"a.txt": "needle " + "x" * 1500 + "\n", "b.txt": "needle " + "y" * 5000 + " needle\n"}
+    )
+    work.publish()
+    [(_u, _n, short), (_u2, _n2, long)] = hits(search("q=needle"))
+    assert short.endswith("x" * 1500) and "&hellip;" not in short
+    assert long.endswith("y &hellip;") and long.count("<mark>") == 1
+    assert len(long) < grep.MAX_LINE + 100
