@@ -24,7 +24,9 @@ def history(live_server_url, tmp_path, git_home):
     first = work.commit("first", {"old.txt": "one\ntwo\nthree\nfour\n", "x.py": "a = 1\n"})
     work.git("mv", "old.txt", "new.txt")
     work.commit("<b>second</b>", {"new.txt": "one\nTWO\nthree\nfour\n"})
-    head = work.commit("third", {"new.txt": "one\nTWO\nthree\nfour\nfive\nsix <script>window.pwned=1</script>\n"})
+    head = work.commit(
+        "third", {"new.txt": "one\nTWO\nthree\nfour\nfive\nsix <script>window.pwned=1</script>\n"}
+    )
     work.publish()
     return first, head
 
