@@ -10,6 +10,7 @@ from repos.views import (
     mirrors,
     objectchecks,
     pushlog,
+    pushlog_page,
     refs,
     repositories,
 )
@@ -43,6 +44,7 @@ urlpatterns = [
     path("<str:owner>/<str:name>/compare/<path:spec>", browse.compare_view, name="repo-compare"),
     path("<str:owner>/<str:name>/archive/<path:spec>", browse.archive_view, name="repo-archive"),
     path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
+    path("<str:owner>/<str:name>/pushlog", pushlog_page.pushlog_page, name="pushlog"),
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path(

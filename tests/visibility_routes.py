@@ -47,6 +47,7 @@ REPO_ROUTES: dict[str, Row] = {
     "repo-archive": Row("GET", "/{repo}/archive/main.tar.gz"),
     "json-pushes": Row("GET", "/{repo}/json-pushes"),
     "pushlog-atom": Row("GET", "/{repo}/pushlog.atom"),
+    "pushlog": Row("GET", "/{repo}/pushlog?workspaces=1&user=olga&ref=main"),
     "repository-settings": Row("GET", "/{repo}/settings"),
     "repository-member-set": Row("POST", "/{repo}/settings/members"),
     "repository-member-remove": Row("POST", "/{repo}/settings/members/olga/remove"),
