@@ -13,6 +13,7 @@ from repos.views import (
     pushlog_page,
     refs,
     repositories,
+    site,
 )
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
@@ -21,6 +22,7 @@ _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
 # Top-level paths here must stay in repos.names.RESERVED_NAMES, so no user can take them.
 urlpatterns = [
     path("", repositories.home, name="home"),
+    path("favicon.ico", site.favicon, name="favicon"),
     path("signup", accounts.signup, name="signup"),
     path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),

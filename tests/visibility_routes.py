@@ -199,6 +199,8 @@ PUBLIC_ROUTES: dict[str, Public] = {
         "credentials: tests/bundles/test_visibility.py",
     ),
     "api-schema": Public("/api/v1/schema/"),
+    "api-docs": Public("/api/v1/docs/"),
+    "favicon": Public("/favicon.ico"),
     "api-user": Public("/api/v1/user"),
     "api-tokens": Public("/api/v1/user/tokens"),
     "api-user-detail": Public("/api/v1/users/olga"),
