@@ -11,9 +11,11 @@ from repos.views import (
     mirrors,
     objectchecks,
     pushlog,
+    pushlog_page,
     refs,
     repositories,
     search,
+    site,
 )
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
@@ -22,6 +24,7 @@ _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
 # Top-level paths here must stay in repos.names.RESERVED_NAMES, so no user can take them.
 urlpatterns = [
     path("", repositories.home, name="home"),
+    path("favicon.ico", site.favicon, name="favicon"),
     path("signup", accounts.signup, name="signup"),
     path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
@@ -47,6 +50,7 @@ urlpatterns = [
     path("<str:owner>/<str:name>/compare/<path:spec>", browse.compare_view, name="repo-compare"),
     path("<str:owner>/<str:name>/archive/<path:spec>", browse.archive_view, name="repo-archive"),
     path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
+    path("<str:owner>/<str:name>/pushlog", pushlog_page.pushlog_page, name="pushlog"),
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path(
