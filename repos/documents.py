@@ -59,7 +59,7 @@ def render_document(
     kind = kind_of(name)
     if kind is None:
         return None
-    bases = {"directory": directory, "blob_base": blob_base, "raw_base": raw_base}
+    bases: dict = {"directory": directory, "blob_base": blob_base, "raw_base": raw_base}
     if len(text) > settings.BLOB_MAX_DISPLAY_BYTES:
         return source_with_note(
             text[: settings.BLOB_MAX_DISPLAY_BYTES], "This document is too large to render."

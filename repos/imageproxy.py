@@ -23,7 +23,7 @@ import http.client
 import ipaddress
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
@@ -38,6 +38,7 @@ USER_AGENT = "hostsite-imageproxy/1 (images shown in rendered documents)"
 _SALT = "repos.imageproxy"
 _SIGNATURE_HEX = 40
 _FAILURE_SECONDS = 60
+_URL_SAFE = "!#$%&'()*+,/:;=?@[]~"
 # What we answer for each type we accept, whatever parameters or alias the upstream used.
 CONTENT_TYPES = {
     "image/png": "image/png",
@@ -184,7 +185,8 @@ def _fetch_once(url: str, deadline: float) -> Image | str:
     connection = netguard.pinned_connection(
         scheme, parts.hostname, addresses[0], port, timeout=_remaining(deadline)
     )
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # The request line is ASCII: anything else in the path or query is sent percent-encoded.
+    path = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
     try:
         connection.request(
             "GET",
@@ -226,7 +228,10 @@ def fetch(url: str) -> Image:
     """The image at `url`, following checked redirects; Refused says why not."""
     deadline = time.monotonic() + settings.IMAGE_PROXY_TIMEOUT
     for _ in range(MAX_REDIRECTS + 1):
-        result = _fetch_once(url, deadline)
+        try:
+            result = _fetch_once(url, deadline)
+        except ValueError:  # a URL urllib or http.client cannot take (bad brackets, controls)
+            raise Refused(502, "Not a valid image URL.") from None
         if isinstance(result, Image):
             return result
         url = result

@@ -102,6 +102,8 @@ def _handler(host: ImageHost):
                 self.send(302, "text/plain", b"", Location=f"http://127.0.0.2:{port}/x/good.png")
             elif path.endswith("/to-file"):
                 self.send(302, "text/plain", b"", Location="file:///etc/passwd")
+            elif path.endswith("/to-broken"):
+                self.send(302, "text/plain", b"", Location="http://[broken/x.png")
             elif path.endswith("/loop"):
                 self.send(302, "text/plain", b"", Location=self.path)
             else:

@@ -50,6 +50,12 @@ def test_a_png_is_served_with_strict_headers_and_nothing_of_the_client_forwarded
     assert headers["user-agent"] == imageproxy.USER_AGENT
 
 
+def test_a_url_beyond_ascii_is_sent_percent_encoded(host):
+    url = unique(host, "/bücher/good.png?q=ü")
+    assert proxied(url).content == png()
+    assert host.seen[0]["path"].endswith("/b%C3%BCcher/good.png?q=%C3%BC")
+
+
 def test_good_images_are_cached(host):
     url = unique(host, "/good.png")
     assert proxied(url).status_code == 200
@@ -76,6 +82,7 @@ def test_svg_is_served_inert(host):
         ("/gzip.png", "encoded"),
         ("/missing.png", "HTTP 404"),
         ("/loop", "redirects too many times"),
+        ("/to-broken", "Not a valid image URL"),
     ],
 )
 def test_what_is_not_a_sound_image_is_a_502_with_a_reason(host, path, reason):
