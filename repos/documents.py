@@ -78,14 +78,15 @@ def render_document(
 
 
 @memoize
-def _docutils_version() -> str:
-    return version("docutils")
+def _renderer_version() -> str:
+    """docutils' version and the worker's own text: either changing renders documents anew."""
+    return version("docutils") + "-" + hashlib.sha256(RST_WORKER.read_bytes()).hexdigest()[:12]
 
 
 def rst_html(text: str) -> tuple[str, str]:
     """(docutils' HTML, "") or ("", why it could not be rendered); cached by content."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    key = f"document:rst:{_docutils_version()}:{digest}"
+    key = f"document:rst:{_renderer_version()}:{digest}"
     hit = cache.get(key)
     if isinstance(hit, tuple) and len(hit) == 2:
         return hit

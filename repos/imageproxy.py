@@ -18,9 +18,12 @@ SVG is served: most badges are SVG, and a browser never runs an SVG's scripts wh
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import ipaddress
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin, urlsplit
@@ -152,6 +155,14 @@ def sniff(content_type: str, head: bytes) -> bool:
     return False
 
 
+def _cut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+    cut.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 def _read(connection: http.client.HTTPConnection, response, deadline: float, limit: int) -> bytes:
     """The body, at most `limit` bytes, within the deadline (each read is given what is left)."""
     chunks, size = [], 0
@@ -187,38 +198,54 @@ def _fetch_once(url: str, deadline: float) -> Image | str:
     )
     # The request line is ASCII: anything else in the path or query is sent percent-encoded.
     path = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
+    # Socket timeouts bound each read, not the exchange: a host dripping its headers a byte a
+    # second would pass them all. At the deadline the watchdog cuts the connection instead.
+    cut = threading.Event()
+    watchdog = threading.Timer(_remaining(deadline), _cut, (connection, cut))
+    watchdog.daemon = True
+    watchdog.start()
+    result: Image | str | Refused
     try:
-        connection.request(
-            "GET",
-            path,
-            headers={"User-Agent": USER_AGENT, "Accept": "image/*", "Accept-Encoding": "identity"},
-        )
-        response = connection.getresponse()
-        if response.status in (301, 302, 303, 307, 308):
-            location = response.getheader("Location")
-            if not location:
-                raise Refused(502, "The image's host redirects nowhere.")
-            return urljoin(url, location)
-        if response.status != 200:
-            raise Refused(502, f"The image's host answered HTTP {response.status}.")
-        content_type = CONTENT_TYPES.get(
-            (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
-        )
-        if content_type is None:
-            raise Refused(502, "Not an image.")
-        if (response.getheader("Content-Encoding") or "identity").strip().lower() != "identity":
-            raise Refused(502, "The image came encoded.")
-        limit = settings.IMAGE_PROXY_MAX_BYTES
-        length = (response.getheader("Content-Length") or "").strip()
-        if length.isdigit() and int(length) > limit:
-            raise Refused(502, "The image is too large.")
-        body = _read(connection, response, deadline, limit)
+        result = _exchange(connection, url, path, deadline)
+    except Refused as exc:
+        result = exc
     except (OSError, http.client.HTTPException):
-        if time.monotonic() >= deadline:
-            raise Refused(502, "The image took too long to fetch.") from None
-        raise Refused(502, "The image could not be fetched.") from None
+        result = Refused(502, "The image could not be fetched.")
     finally:
+        watchdog.cancel()
         connection.close()
+    # A cut connection reads as an early end (http.client takes EOF for the end of headers).
+    if cut.is_set() or time.monotonic() >= deadline:
+        raise Refused(502, "The image took too long to fetch.")
+    if isinstance(result, Refused):
+        raise result
+    return result
+
+
+def _exchange(connection: http.client.HTTPConnection, url: str, path: str, deadline: float) -> Image | str:
+    connection.request(
+        "GET",
+        path,
+        headers={"User-Agent": USER_AGENT, "Accept": "image/*", "Accept-Encoding": "identity"},
+    )
+    response = connection.getresponse()
+    if response.status in (301, 302, 303, 307, 308):
+        location = response.getheader("Location")
+        if not location:
+            raise Refused(502, "The image's host redirects nowhere.")
+        return urljoin(url, location)
+    if response.status != 200:
+        raise Refused(502, f"The image's host answered HTTP {response.status}.")
+    content_type = CONTENT_TYPES.get((response.getheader("Content-Type") or "").split(";")[0].strip().lower())
+    if content_type is None:
+        raise Refused(502, "Not an image.")
+    if (response.getheader("Content-Encoding") or "identity").strip().lower() != "identity":
+        raise Refused(502, "The image came encoded.")
+    limit = settings.IMAGE_PROXY_MAX_BYTES
+    length = (response.getheader("Content-Length") or "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise Refused(502, "The image is too large.")
+    body = _read(connection, response, deadline, limit)
     if not sniff(content_type, body[:4096]):
         raise Refused(502, "The image is not what its type says.")
     return Image(content_type, body)

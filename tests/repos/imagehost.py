@@ -94,6 +94,16 @@ def _handler(host: ImageHost):
                     except OSError:
                         return
                 self.close_connection = True
+            elif path.endswith("/slow-headers.png"):
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n")
+                for i in range(40):
+                    time.sleep(0.25)
+                    try:
+                        self.wfile.write(b"X-Drip-%d: x\r\n" % i)
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                self.close_connection = True
             elif path.endswith("/to-good"):
                 self.send(302, "text/plain", b"", Location="/x/good.png")
             elif path.endswith("/to-private"):

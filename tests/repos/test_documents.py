@@ -95,6 +95,23 @@ def test_rst_that_takes_too_long_is_shown_as_source_with_a_note(settings):
     assert "took too long" in html and 'class="plain"' in html
 
 
+def test_rst_that_docutils_cannot_read_is_shown_as_source_with_a_note():
+    deep = "".join(" " * i + "x\n\n" for i in range(300))  # nesting past Python's recursion limit
+    html = rst(deep)
+    assert "could not be read as reStructuredText" in html and 'class="plain"' in html
+
+
+def test_rendered_rst_is_cached_by_content(monkeypatch):
+    text = f"Cached\n======\n\n.. {uuid.uuid4()}\n"
+    first = documents.render_document("a.rst", text, **BASES)
+
+    def no_second_run(_text):
+        raise AssertionError("docutils ran again for the same text")
+
+    monkeypatch.setattr(documents, "_run_docutils", no_second_run)
+    assert documents.render_document("b.rst", text, **BASES) == first
+
+
 def test_other_names_are_not_documents():
     assert documents.render_document("main.py", "print(1)", **BASES) is None
     assert documents.is_document("notes.REST") and documents.is_document("a.ipynb")
