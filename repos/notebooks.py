@@ -160,7 +160,7 @@ def _render(nb, bases: dict) -> str:
     if type(nb.get("nbformat")) is not int or nb["nbformat"] != 4:
         raise Unreadable("Only nbformat 4 notebooks are rendered.")
     metadata = _dict(nb.get("metadata", {}), "The notebook's metadata")
-    cells = _list(nb.get("cells"), "The notebook's cells")
+    cells = _list(nb.get("cells"), "The notebook's cell list")
     if len(cells) > MAX_CELLS:
         raise Unreadable(f"This notebook has more than {MAX_CELLS} cells.")
     lexer, formatter = _lexer(metadata), HtmlFormatter(cssclass="highlight", wrapcode=True)

@@ -43,7 +43,9 @@ def render(text: str) -> str:
 
 
 def main() -> int:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     text = sys.stdin.buffer.read().decode("utf-8", "replace")
     try:
         html = render(text)
