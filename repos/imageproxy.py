@@ -163,13 +163,15 @@ def _cut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
-def _read(connection: http.client.HTTPConnection, response, deadline: float, limit: int) -> bytes:
+def _read(
+    connection: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float, limit: int
+) -> bytes:
     """The body, at most `limit` bytes, within the deadline (each read is given what is left)."""
     chunks, size = [], 0
     while True:
         if connection.sock is not None:
             connection.sock.settimeout(_remaining(deadline))
-        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+        chunk = response.read1(65536)
         if not chunk:
             break
         size += len(chunk)
