@@ -7,6 +7,7 @@ DATABASE_URL, CELERY_BROKER_URL and BUNDLE_STORAGE_URL alone.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -320,6 +321,22 @@ BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
 # Blame and in-repository search (git grep): seconds before git is stopped and the page says so.
 BLAME_TIMEOUT = env_int("BLAME_TIMEOUT", 20, minimum=1)
 SEARCH_TIMEOUT = env_int("SEARCH_TIMEOUT", 10, minimum=1)
+# reStructuredText is rendered by docutils in a child process killed after this many seconds.
+DOCUMENT_RENDER_TIMEOUT = env_int("DOCUMENT_RENDER_TIMEOUT", 5, minimum=1)
+# The image proxy (repos/imageproxy.py): external images in rendered documents and comments are
+# fetched by the server and served from our own origin, within these caps.
+IMAGE_PROXY_ENABLED = env_bool("IMAGE_PROXY_ENABLED", True)
+IMAGE_PROXY_MAX_BYTES = env_int("IMAGE_PROXY_MAX_KB", 5120, minimum=1) * 1024
+IMAGE_PROXY_TIMEOUT = env_int("IMAGE_PROXY_TIMEOUT", 5, minimum=1)
+IMAGE_PROXY_CACHE_SECONDS = env_int("IMAGE_PROXY_CACHE_SECONDS", 3600, minimum=0)
+IMAGE_PROXY_CACHE_MAX_BYTES = env_int("IMAGE_PROXY_CACHE_MAX_KB", 1024, minimum=0) * 1024
+# Networks the proxy may reach although they are not public (development and tests only).
+IMAGE_PROXY_ALLOW_NETWORKS = env_list("IMAGE_PROXY_ALLOW_NETWORKS", [])
+for _network in IMAGE_PROXY_ALLOW_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"IMAGE_PROXY_ALLOW_NETWORKS: {_network!r} is not a network.") from None
 
 # --- REST API (hostsite.api_settings) ---------------------------------------------------------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here

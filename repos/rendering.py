@@ -17,6 +17,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from repos import imageproxy
+
 if TYPE_CHECKING:
     from repos.browse import Entry
 
@@ -137,10 +139,18 @@ def render_markdown(
     README's `directory`; anything that would climb out of the tree is dropped. `breaks`: every
     newline is a line break, as in GitHub's pull request descriptions."""
     html = _markdown_converter(breaks).reset().convert(text)
+    return sanitize(html, directory=directory, blob_base=blob_base, raw_base=raw_base)
+
+
+def sanitize(html: str, *, directory: str, blob_base: str, raw_base: str) -> SafeString:
+    """HTML from any document renderer made safe (nh3), with links rewritten as for Markdown:
+    relative ones into the repository, external images through the image proxy."""
 
     def rewrite(element: str, attribute: str, value: str) -> str | None:
         if attribute not in ("href", "src"):
             return value
+        if element == "img" and attribute == "src" and (proxied := imageproxy.rewrite_src(value)):
+            return proxied  # the page's CSP allows only our own origin's images
         parts = urlsplit(value)
         if parts.scheme or parts.netloc or value.startswith(("#", "/")) or not parts.path:
             return value  # absolute, anchors and root paths are left to nh3's scheme check

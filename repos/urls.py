@@ -6,6 +6,7 @@ from repos.views import (
     blame,
     browse,
     git_http,
+    images,
     imports,
     lifecycle,
     mirrors,
@@ -29,6 +30,8 @@ urlpatterns = [
     path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("new", repositories.repository_new, name="repository-new"),
+    # "_img" can be no user's name (names start with a letter or digit).
+    path("_img/<str:signature>/<str:encoded>", images.image_proxy, name="image-proxy"),
     path("settings/profile", accounts.profile_settings, name="profile-settings"),
     path("settings/tokens", accounts.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),

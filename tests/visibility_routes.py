@@ -200,6 +200,9 @@ PUBLIC_ROUTES: dict[str, Public] = {
         "content-addressed bundle files; private ones need the repository's "
         "credentials: tests/bundles/test_visibility.py",
     ),
+    "image-proxy": Public(
+        "/_img/00/00", "third-party images only, by signed URL: tests/repos/test_imageproxy.py"
+    ),
     "api-schema": Public("/api/v1/schema/"),
     "api-docs": Public("/api/v1/docs/"),
     "favicon": Public("/favicon.ico"),

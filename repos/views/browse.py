@@ -19,7 +19,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, browse, compare, rendering
+from repos import archive, browse, compare, documents, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
@@ -108,14 +108,14 @@ def tree_context(repo, revision, entry) -> dict:
         data = browse.read_blob(repo.disk_path, readme.sha)
         if not browse.is_binary(data):
             text = data.decode("utf-8", "replace")
-            if rendering.is_markdown(readme.name):
-                readme_html = rendering.render_markdown(
-                    text,
-                    directory=entry.path,
-                    blob_base=url_for(repo, "blob", revision.name),
-                    raw_base=url_for(repo, "raw", revision.name),
-                )
-            else:
+            readme_html = documents.render_document(
+                readme.name,
+                text,
+                directory=entry.path,
+                blob_base=url_for(repo, "blob", revision.name),
+                raw_base=url_for(repo, "raw", revision.name),
+            )
+            if readme_html is None:
                 readme_text = text
     return {
         "entries": rows,
@@ -174,8 +174,9 @@ def blob(request, owner: str, name: str, spec: str):
         else:
             text = data.decode("utf-8", "replace")
             context["lines"] = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            if rendering.is_markdown(entry.name) and request.GET.get("plain") != "1":
-                context["markdown"] = rendering.render_markdown(
+            if documents.is_document(entry.name) and request.GET.get("plain") != "1":
+                context["markdown"] = documents.render_document(
+                    entry.name,
                     text,
                     directory=entry.path.rpartition("/")[0],
                     blob_base=url_for(repo, "blob", revision.name),
@@ -183,7 +184,7 @@ def blob(request, owner: str, name: str, spec: str):
                 )
             else:
                 context["highlighted"] = rendering.highlight(text, display(entry.name))
-            context["is_markdown"] = rendering.is_markdown(entry.name)
+            context["is_document"] = documents.is_document(entry.name)
     return render(request, "repos/blob.html", context)
 
 
