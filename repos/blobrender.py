@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from dataclasses import dataclass
 from html import escape
 
@@ -34,10 +33,10 @@ VERSION = 1
 TIMEOUT = 7 * 86400
 # ~60 ms of lexing (C): about the first 1,000 lines, more than a screen or two.
 PAGE_BUDGET_CHARS = 32 * 1024
-# Pygments' regexes can be slow on hostile input; a page gives up lexing after this (shown
-# plain, the task tries), the task after TASK_DEADLINE_S (shown plain for good).
-PAGE_DEADLINE_S = 0.5
-TASK_DEADLINE_S = 30.0
+# Pygments' regexes can be slow on hostile input: a page gives up after this much CPU time
+# lexing (shown plain, the task tries), the task after TASK_CPU_LIMIT_S (plain for good).
+PAGE_CPU_LIMIT_S = 0.5
+TASK_CPU_LIMIT_S = 30.0
 QUEUED_FOR_S = 600
 # Token classes static/css/pygments.css gives the text's own colour (Name, Punctuation) or that
 # only colour blanks (Whitespace): left out, a C file's rows are 45% smaller (1.7 MB to 0.9 MB
@@ -88,7 +87,7 @@ def rows_html(lines: list[str], segments: list[list[Segment]]) -> str:
 
 
 def highlight_lines(
-    lines: list[str], path: str, *, budget: int | None, deadline: float
+    lines: list[str], path: str, *, budget: int | None, cpu_limit: float
 ) -> tuple[list[list[Segment]], bool]:
     """Segments of the leading lines that fit in `budget` characters (all: None), and whether
     that is all there will be (every line, or a lexer that gave up on this file)."""
@@ -103,9 +102,9 @@ def highlight_lines(
                 count = i
                 break
     try:
-        return lex_lines(lexer, lines[:count], deadline=time.monotonic() + deadline), count == len(lines)
+        return lex_lines(lexer, lines[:count], cpu_limit=cpu_limit), count == len(lines)
     except LexTimeout:
-        log.warning("gave up highlighting %s after %.1f s", path, deadline)
+        log.warning("gave up highlighting %s after %.1f s", path, cpu_limit)
         return [], budget is None
 
 
@@ -136,7 +135,7 @@ def file_rows(repository_id: int, blob: str, path: str, text: str) -> Rows:
     if found is not None:
         return found
     lines = split_lines(text)
-    segments, complete = highlight_lines(lines, path, budget=PAGE_BUDGET_CHARS, deadline=PAGE_DEADLINE_S)
+    segments, complete = highlight_lines(lines, path, budget=PAGE_BUDGET_CHARS, cpu_limit=PAGE_CPU_LIMIT_S)
     html = rows_html(lines, segments)
     cache.set(_key(blob, path), (VERSION, complete, len(lines), html), TIMEOUT)
     if not complete:
@@ -145,12 +144,12 @@ def file_rows(repository_id: int, blob: str, path: str, text: str) -> Rows:
 
 
 def highlight_fully(blob: str, path: str, text: str, *, syntax: bool = True) -> None:
-    """Every line highlighted (or, past TASK_DEADLINE_S or with syntax=False, every line
+    """Every line highlighted (or, past TASK_CPU_LIMIT_S or with syntax=False, every line
     plain), replacing an entry a page cut at its budget: final either way."""
     lines = split_lines(text)
     segments: list[list[Segment]] = []
     if syntax:
-        segments, _complete = highlight_lines(lines, path, budget=None, deadline=TASK_DEADLINE_S)
+        segments, _complete = highlight_lines(lines, path, budget=None, cpu_limit=TASK_CPU_LIMIT_S)
     cache.set(_key(blob, path), (VERSION, True, len(lines), rows_html(lines, segments)), TIMEOUT)
 
 

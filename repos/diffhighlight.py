@@ -87,11 +87,14 @@ class LexTimeout(Exception):
     """Lexing ran past its deadline: an input some lexer's rules are pathologically slow on."""
 
 
-def lex_lines(lexer: Lexer | None, texts: list[str], *, deadline: float | None = None) -> list[list[Segment]]:
+def lex_lines(
+    lexer: Lexer | None, texts: list[str], *, cpu_limit: float | None = None
+) -> list[list[Segment]]:
     """Each text split into classed segments by lexing them together as lines of one text.
     Plain segments when there is no lexer or when Pygments changed the text (it rewrites \\r
-    and drops a leading BOM): the segments must always add up to the text. LexTimeout once
-    time.monotonic() passes `deadline` (checked between tokens)."""
+    and drops a leading BOM): the segments must always add up to the text. LexTimeout after
+    `cpu_limit` seconds of this thread's CPU time (checked between tokens; CPU rather than
+    wall time, so a busy machine does not cut lexing short)."""
     plain = [[("", t)] for t in texts]
     if lexer is None or not texts:
         return plain
@@ -99,8 +102,9 @@ def lex_lines(lexer: Lexer | None, texts: list[str], *, deadline: float | None =
     crs = [t.endswith("\r") for t in texts]
     texts = [t[:-1] if cr else t for t, cr in zip(texts, crs, strict=True)]
     out: list[list[Segment]] = [[]]
+    deadline = None if cpu_limit is None else time.thread_time() + cpu_limit
     for n, (ttype, value) in enumerate(lexer.get_tokens("\n".join(texts) + "\n")):
-        if deadline is not None and not n % 256 and time.monotonic() > deadline:
+        if deadline is not None and not n % 256 and time.thread_time() > deadline:
             raise LexTimeout
         cls = _css_class(ttype) if ttype is not Token.Text else ""
         parts = value.split("\n")

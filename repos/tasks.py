@@ -156,7 +156,7 @@ def highlight_diff(repo_path: str, base: str | None, head: str, options: dict, p
 @shared_task(ignore_result=True, soft_time_limit=60)
 def highlight_blob(repo_id: int, blob: str, path: str) -> str:
     """Highlight all of a file a page showed cut at its budget (repos.blobrender). The soft
-    limit stops a lexer stuck inside one regex, which the deadline between tokens cannot."""
+    limit stops a lexer stuck inside one regex, which the CPU limit checked between tokens cannot."""
     from celery.exceptions import SoftTimeLimitExceeded
 
     from repos import blobrender, browse

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import chromium_page, shot
+from tests.browser import SHOTS, chromium_page, shot
 from tests.repos.histories import Work
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -126,6 +126,8 @@ def test_click_shift_click_and_keyboard_select_and_the_permalink_follows(browser
     browser.keyboard.press("Shift+Enter")
     assert browser.evaluate("window.location.hash") == "#L38-L40"
     assert selected(browser) == ["L38", "L39", "L40"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.screenshot(path=str(SHOTS / "blob-range.png"))  # the viewport, with the range
     assert len(browser.context.pages) == 1  # Shift+Enter opened no window
     assert browser.errors == []
 

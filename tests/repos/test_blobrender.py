@@ -147,13 +147,13 @@ def test_a_big_file_is_highlighted_within_the_budget_then_wholly_by_the_task(wor
     assert [shown(c) for c in complete] == text.splitlines()
 
 
-def test_a_lexer_past_its_deadline_leaves_the_lines_plain(work, monkeypatch):
+def test_a_lexer_past_its_cpu_limit_leaves_the_lines_plain(work, monkeypatch):
     work.commit("one", {"a.py": "x = 1\n" * 2000})
     repo = work.publish()
     blob = work.git("rev-parse", "main:a.py")
     monkeypatch.setattr(blobrender.enqueue, "after_commit", lambda name, *args: None)
-    monkeypatch.setattr(blobrender, "PAGE_DEADLINE_S", -1.0)
-    monkeypatch.setattr(blobrender, "TASK_DEADLINE_S", -1.0)
+    monkeypatch.setattr(blobrender, "PAGE_CPU_LIMIT_S", -1.0)
+    monkeypatch.setattr(blobrender, "TASK_CPU_LIMIT_S", -1.0)
     assert all("<span" not in code for code in rows(page("a.py")))
     assert not blobrender.cached_rows(repo.pk, blob, "a.py").complete  # the task may do better
     tasks.highlight_blob(repo.pk, blob, "a.py")
