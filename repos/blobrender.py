@@ -129,15 +129,13 @@ def cached_rows(repository_id: int, blob: str, path: str) -> Rows | None:
 
 
 def file_rows(repository_id: int, blob: str, path: str, text: str) -> Rows:
-    """A page's rows for the blob `blob` (whose content is `text`) shown as `path`: from
-    the cache, else highlighted within the page's budget and cached."""
-    found = cached_rows(repository_id, blob, path)
-    if found is not None:
-        return found
+    """A page's rows for the blob `blob` (whose content is `text`) shown as `path`, once
+    cached_rows found none: highlighted within the page's budget, and cached unless the task
+    stored its complete rows meanwhile."""
     lines = split_lines(text)
     segments, complete = highlight_lines(lines, path, budget=PAGE_BUDGET_CHARS, cpu_limit=PAGE_CPU_LIMIT_S)
     html = rows_html(lines, segments)
-    cache.set(_key(blob, path), (VERSION, complete, len(lines), html), TIMEOUT)
+    cache.add(_key(blob, path), (VERSION, complete, len(lines), html), TIMEOUT)
     if not complete:
         _enqueue(repository_id, blob, path)
     return Rows(SafeString(html), len(lines), complete)

@@ -145,6 +145,9 @@ def test_a_big_file_is_highlighted_within_the_budget_then_wholly_by_the_task(wor
     complete = rows(page("big.py"))
     assert all('<span class="c1"># line ' in code for code in complete) and len(enqueued) == 1
     assert [shown(c) for c in complete] == text.splitlines()
+    # A page that missed the cache before the task stored its rows does not replace them.
+    assert not blobrender.file_rows(repo.pk, blob, "big.py", text).complete
+    assert blobrender.cached_rows(repo.pk, blob, "big.py").complete
 
 
 def test_a_lexer_past_its_cpu_limit_leaves_the_lines_plain(work, monkeypatch):
