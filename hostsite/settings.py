@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files for the API reference, from our origin
     "repos",
     "workspaces",
     "bundles",
@@ -316,6 +317,9 @@ DIFF_FULL_MAX_FILES = env_int("DIFF_FULL_MAX_FILES", 5000, minimum=1)
 DIFF_FULL_MAX_FILE_LINES = env_int("DIFF_FULL_MAX_FILE_LINES", 200000, minimum=1)
 # Files larger than this are offered as a raw download instead of being shown inline.
 BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
+# Blame and in-repository search (git grep): seconds before git is stopped and the page says so.
+BLAME_TIMEOUT = env_int("BLAME_TIMEOUT", 20, minimum=1)
+SEARCH_TIMEOUT = env_int("SEARCH_TIMEOUT", 10, minimum=1)
 
 # --- REST API (hostsite.api_settings) ---------------------------------------------------------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here

@@ -161,6 +161,7 @@ def blob(request, owner: str, name: str, spec: str):
         "size": entry.size,
         "raw_url": url_for(repo, "raw", revision.name, entry.path),
         "permalink": url_for(repo, "blob", revision.sha, entry.path),
+        "blame_url": url_for(repo, "blame", revision.name, entry.path),
         "is_link": entry.is_link,
         "is_markdown": rendering.is_markdown(entry.name),
     }

@@ -220,7 +220,7 @@ def test_archives_stream_tar_gz_and_tar_zst(repo):
     data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw_bytes(zst))).read()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
         assert "proj-v1/old.txt" in tar.getnames() and "proj-v1/new.txt" not in tar.getnames()
-    assert get("/olga/proj/archive/main.zip").status_code == 404
+    assert get("/olga/proj/archive/main.tar.bz2").status_code == 404
 
 
 def test_repository_page_shows_files_readme_and_links(repo):
