@@ -1,6 +1,5 @@
-"""Turning repository content into HTML: syntax highlighting (Pygments) and READMEs (Markdown,
-sanitized by nh3). The only places HTML is built from repository content outside templates;
-both escape or sanitize everything they emit."""
+"""Turning repository documents into HTML: READMEs and Markdown files, sanitized by nh3.
+(Source files are highlighted into rows by repos.blobrender, diffs by repos.diffhighlight.)"""
 
 from __future__ import annotations
 
@@ -12,10 +11,6 @@ from urllib.parse import quote, urlsplit
 import markdown
 import nh3
 from django.utils.safestring import SafeString, mark_safe
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import TextLexer, get_lexer_for_filename
-from pygments.util import ClassNotFound
 
 from repos import imageproxy
 
@@ -86,22 +81,6 @@ ALLOWED_ATTRIBUTES = {
     "details": {"open"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-
-
-def text_lexer_for(filename: str):
-    """A lexer chosen by file name only: guessing from content is slow on big files."""
-    try:
-        return get_lexer_for_filename(filename, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return TextLexer(stripnl=False, ensurenl=False)
-
-
-def highlight(text: str, filename: str) -> SafeString:
-    """Highlighted HTML with numbered, linkable lines (#L12). Pygments escapes every token."""
-    formatter = HtmlFormatter(
-        linenos="table", lineanchors="L", anchorlinenos=True, cssclass="highlight", wrapcode=True
-    )
-    return mark_safe(pygments_highlight(text, text_lexer_for(filename), formatter))  # noqa: S308 - Pygments escapes every token
 
 
 def is_markdown(name: str) -> bool:
