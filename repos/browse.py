@@ -4,6 +4,7 @@ blobs and history."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,8 +18,14 @@ from repos.gittools import disambiguate, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
 
 # Fragments cached by object ids, which never change: bump the version when their shape does.
+# The repository's path is in every key too, so nothing one repository stores (say through
+# replace refs) is ever read for another.
 FRAGMENT_VERSION = 1
 FRAGMENT_SECONDS = 7 * 86400
+
+
+def _digest(path: Path, *parts) -> str:
+    return hashlib.sha256(repr((str(path), *parts)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -50,12 +57,50 @@ def refs(path: Path) -> list[Ref]:
     return result
 
 
+def refs_fingerprint(path: Path) -> str:
+    """Changes whenever a branch or tag does: git writes every ref file, packed-refs and the
+    reftable list through a lock file renamed into place (a new inode and mtime). Stats, no
+    process: a walk of the loose branches and tags, which maintenance packs."""
+    digest = hashlib.sha256()
+    for name in ("packed-refs", "reftable/tables.list", "HEAD"):
+        _stat_into(digest, path / name, name)
+    for top in ("refs/heads", "refs/tags"):
+        for directory, subdirs, files in os.walk(path / top):
+            subdirs.sort()
+            for name in sorted(files):
+                _stat_into(digest, Path(directory) / name, f"{directory}/{name}")
+    return digest.hexdigest()
+
+
+def _stat_into(digest, path: Path, label: str) -> None:
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    digest.update(
+        f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8", "surrogateescape")
+    )
+
+
+def cached_refs(path: Path) -> list[Ref]:
+    """refs(path), cached until a branch or tag changes (refs_fingerprint)."""
+    key = (
+        f"browse:refs:{FRAGMENT_VERSION}:"
+        + hashlib.sha256(f"{path}\0{refs_fingerprint(path)}".encode("utf-8", "surrogateescape")).hexdigest()
+    )
+    found = cache.get(key)
+    if not isinstance(found, list):
+        found = refs(path)
+        cache.set(key, found, FRAGMENT_SECONDS)
+    return found
+
+
 def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
     """The newest commits of a branch, cached by its tip's id (a moved branch has a new key)."""
     tip = catfile.resolve(path, f"refs/heads/{branch}")
     if tip is None:
         return []
-    key = f"browse:recent:{FRAGMENT_VERSION}:{tip}:{limit}"
+    key = f"browse:recent:{FRAGMENT_VERSION}:{_digest(path, tip, limit)}"
     cached = cache.get(key)
     if isinstance(cached, list):
         return cached
@@ -245,7 +290,7 @@ def entry_at(path: Path, commit: str, item: str) -> Entry | None:
 
 def list_tree(path: Path, tree_sha: str, prefix: str) -> list[Entry]:
     """A directory's entries, directories first, then by name; cached by the tree's id."""
-    key = f"browse:tree:{FRAGMENT_VERSION}:{tree_sha}"
+    key = f"browse:tree:{FRAGMENT_VERSION}:{_digest(path, tree_sha)}"
     cached = cache.get(key) if _FULL_ID.match(tree_sha) else None
     if not isinstance(cached, list):
         items = _tree_items(path, tree_sha)
@@ -357,8 +402,7 @@ def log(
     args += ["--", *([item] if item else [])]
     # Cached by full ids only: a branch that moves is asked for by its new id.
     cacheable = _FULL_ID.match(rev) and (exclude is None or _FULL_ID.match(exclude))
-    digest = hashlib.sha256(repr((rev, item, skip, limit, exclude)).encode()).hexdigest()
-    key = f"browse:log:{FRAGMENT_VERSION}:{digest}"
+    key = f"browse:log:{FRAGMENT_VERSION}:{_digest(path, rev, item, skip, limit, exclude)}"
     cached = cache.get(key) if cacheable else None
     if isinstance(cached, list):
         return cached

@@ -193,6 +193,12 @@ class _Pool:
             now = time.monotonic()
             for proc in list(self.open.values()):
                 proc.expire(now)
+                # Idle ones end here too, so a worker that stops browsing holds no process.
+                if proc.procs and now - proc.used > IDLE_SECONDS and proc.lock.acquire(blocking=False):
+                    try:
+                        proc.close()
+                    finally:
+                        proc.lock.release()
 
     def get(self, repo: Path | str) -> _Process:
         try:

@@ -134,7 +134,14 @@ def tree_context(repo, revision, entry) -> dict:
 def cached_tree_context(repo, revision, entry) -> dict:
     """tree_context, cached by the tree's id (and the names its links are built from): a
     directory at a given tree id never changes, and a moved branch names another tree."""
-    parts = (browse.FRAGMENT_VERSION, entry.sha, repo_base(repo), revision.name, entry.path)
+    parts = (
+        browse.FRAGMENT_VERSION,
+        str(repo.disk_path),
+        entry.sha,
+        repo_base(repo),
+        revision.name,
+        entry.path,
+    )
     key = "browse:treepage:" + hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
     found = cache.get(key)
     if not isinstance(found, dict):

@@ -69,7 +69,7 @@ def repository(request, owner: str, name: str):
         # One canonical URL per repository, whatever case, suffix or trailing slash was typed.
         return redirect(canonical)
     path = repo.disk_path
-    refs = browse.refs(path)
+    refs = browse.cached_refs(path)  # no process while no branch or tag moves
     commits = browse.recent_commits(path, repo.default_branch) if refs else []
     # The default branch's files and README, as on the tree page.
     code = {}

@@ -37,6 +37,8 @@ class _Counting:
 def _get(url: str) -> str:
     response = Client().get(url)
     assert response.status_code == 200, (url, response.status_code)
+    if response.streaming:
+        return b"".join(response.streaming_content).decode()
     return response.content.decode()
 
 
@@ -136,3 +138,20 @@ def test_a_short_compare_lists_everything_with_no_cap(long_range):
     older = run_git(["rev-parse", "main~3"], repo=long_range.disk_path).text.strip()
     html = _get(f"/olga/proj/compare/{older}...main")
     assert "only the newest" not in html and html.count('<li><a class="sha"') == 3
+
+
+def test_the_repository_page_lists_branches_and_tags_as_they_change(wide, monkeypatch):
+    path = wide.disk_path
+    assert "v9" not in _get("/olga/proj")
+    counting = _Counting(monkeypatch)
+    _get("/olga/proj")
+    assert counting.argvs == []  # warm: the ref list is cached while no ref moves
+    tip = run_git(["rev-parse", "refs/heads/main"], repo=path).text.strip()
+    run_git(["update-ref", "refs/tags/v9", tip], repo=path)
+    run_git(["update-ref", "refs/heads/topic", tip], repo=path)
+    html = _get("/olga/proj")
+    assert "v9" in html and "topic" in html
+    run_git(["pack-refs", "--all"], repo=path)
+    run_git(["update-ref", "-d", "refs/heads/topic"], repo=path)
+    html = _get("/olga/proj")
+    assert "v9" in html and "topic" not in html

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -178,3 +179,15 @@ def test_commit_detail_matches_git_log(tmp_path, git_home):
     logged = browse.log(repo, second, limit=1)[0]
     assert detail == logged
     assert browse.commit_detail(repo, first).body == "body line"
+
+
+def test_an_idle_process_is_closed_and_a_later_question_starts_another(tmp_path, git_home, monkeypatch):
+    repo = _bare(tmp_path, git_home)
+    sha = _commit(git_home, repo, {b"a.txt": b"a\n"})
+    assert catfile.resolve(repo, "refs/heads/main") == sha
+    monkeypatch.setattr(catfile, "IDLE_SECONDS", 0.0)
+    deadline = time.monotonic() + 10
+    while catfile.open_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert catfile.open_processes() == 0  # the watchdog closed it, untouched
+    assert catfile.read(repo, f"{sha}:a.txt")[1] == b"a\n"
