@@ -118,10 +118,14 @@ def print_table(page_list: list[tuple], results: dict, meta: dict) -> dict:
     print()
     print(f"hostsite browse pages vs cgit: {meta['repository']}")
     print(f"median of {meta['rounds']} after a warm-up, time to the full response over loopback")
-    print()
     print(
+        f"load average before: {meta['loadavg_before']}, after: {meta['loadavg_after']} ({meta['cpus']} CPUs)"
+    )
+    print()
+    head = (
         f"{'page':<42} {'hostsite ms':>11} {'cgit ms':>8} {'ratio':>6}  {'<=3x':>4} {'<=100ms':>7}  verdict"
     )
+    print(f"{head}  {'best hs/cgit':>13}")
     for key, label, *_rest in page_list:
         r = results[key]
         hs, cg = med(r["hostsite"]), med(r["cgit"])
@@ -133,9 +137,10 @@ def print_table(page_list: list[tuple], results: dict, meta: dict) -> dict:
             ok = ok_ms
         rows[key] = {"label": label, "hostsite_ms": hs, "cgit_ms": cg, "ratio": rt, "verdict": verdict(ok),
                      "samples": r, "ratio_ok": ok_ratio, "ms_ok": ok_ms}  # fmt: skip
+        best = f"{fmt(min(r['hostsite'], default=None))}/{fmt(min(r['cgit'], default=None))}"
         print(
             f"{label[:42]:<42} {fmt(hs):>11} {fmt(cg):>8} {fmt(rt, '.2f'):>6}  "
-            f"{verdict(ok_ratio):>4} {verdict(ok_ms):>7}  {verdict(ok)}"
+            f"{verdict(ok_ratio):>4} {verdict(ok_ms):>7}  {verdict(ok):<7}  {best:>13}"
         )
         for err in r["errors"][:3]:
             print(f"    error: {err}")
