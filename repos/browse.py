@@ -3,14 +3,29 @@ blobs and history."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repos.git import run_git
-from repos.gittools import disambiguate, ref_map, rev_parse, text_ref_map
+from django.core.cache import cache
+
+from repos import catfile, gitobjects
+from repos.git import GitError, run_git
+from repos.gittools import disambiguate, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
+
+# Fragments cached by object ids, which never change: bump the version when their shape does.
+# The repository's path is in every key too, so nothing one repository stores (say through
+# replace refs) is ever read for another.
+FRAGMENT_VERSION = 1
+FRAGMENT_SECONDS = 7 * 86400
+
+
+def _digest(path: Path, *parts) -> str:
+    return hashlib.sha256(repr((str(path), *parts)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -42,12 +57,55 @@ def refs(path: Path) -> list[Ref]:
     return result
 
 
+def refs_fingerprint(path: Path) -> str:
+    """Changes whenever a branch or tag does: git writes every ref file, packed-refs and the
+    reftable list through a lock file renamed into place (a new inode and mtime). Stats, no
+    process: a walk of the loose branches and tags, which maintenance packs."""
+    digest = hashlib.sha256()
+    for name in ("packed-refs", "reftable/tables.list", "HEAD"):
+        _stat_into(digest, path / name, name)
+    for top in ("refs/heads", "refs/tags"):
+        for directory, subdirs, files in os.walk(path / top):
+            subdirs.sort()
+            for name in sorted(files):
+                _stat_into(digest, Path(directory) / name, f"{directory}/{name}")
+    return digest.hexdigest()
+
+
+def _stat_into(digest, path: Path, label: str) -> None:
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    digest.update(
+        f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8", "surrogateescape")
+    )
+
+
+def cached_refs(path: Path) -> list[Ref]:
+    """refs(path), cached until a branch or tag changes (refs_fingerprint)."""
+    key = (
+        f"browse:refs:{FRAGMENT_VERSION}:"
+        + hashlib.sha256(f"{path}\0{refs_fingerprint(path)}".encode("utf-8", "surrogateescape")).hexdigest()
+    )
+    found = cache.get(key)
+    if not isinstance(found, list):
+        found = refs(path)
+        cache.set(key, found, FRAGMENT_SECONDS)
+    return found
+
+
 def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
-    ref = f"refs/heads/{branch}"
-    if rev_parse(path, ref) is None:
+    """The newest commits of a branch, cached by its tip's id (a moved branch has a new key)."""
+    tip = catfile.resolve(path, f"refs/heads/{branch}")
+    if tip is None:
         return []
+    key = f"browse:recent:{FRAGMENT_VERSION}:{_digest(path, tip, limit)}"
+    cached = cache.get(key)
+    if isinstance(cached, list):
+        return cached
     out = run_git(
-        ["log", f"--max-count={limit}", "--format=%H%x00%an%x00%at%x00%s%x1e", ref, "--"], repo=path
+        ["log", f"--max-count={limit}", "--format=%H%x00%an%x00%at%x00%s%x1e", tip, "--"], repo=path
     ).stdout.decode("utf-8", "replace")
     commits = []
     for record in out.split("\x1e"):
@@ -56,12 +114,14 @@ def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
             continue
         sha, author, ts, subject = record.split("\0", 3)
         commits.append(Commit(sha, author, datetime.fromtimestamp(int(ts), tz=UTC), subject))
+    cache.set(key, commits, FRAGMENT_SECONDS)
     return commits
 
 
 # --- Browsing: revisions, trees, blobs, history --------------------------------------------
 
 HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
+_FULL_ID = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 # A revision a URL may name: a branch, a tag, a full ref or a hex object id; never a revision
 # expression (`^`, `~`, `:`, `@{`, `..`) and never something git could read as an option.
 _FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
@@ -78,9 +138,9 @@ def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | N
     if prefix is None:
         return None
     if not view.restricts:
-        return rev_parse(path, prefix)
+        return catfile.resolve(path, prefix)
     found = [prefix] if len(prefix) in (40, 64) else disambiguate(path, prefix)
-    commits = {rev_parse(path, oid) for oid in found if view.object_visible(oid)} - {None}
+    commits = {catfile.resolve(path, oid) for oid in found if view.object_visible(oid)} - {None}
     if len(commits) != 1:
         return None
     sha = commits.pop()
@@ -99,7 +159,7 @@ def resolve_commit(path: Path, rev: str, view: View = EVERYTHING) -> str | None:
     if rev.startswith("refs/") and view.ref_visible(rev):
         candidates.append(rev)
     for ref in candidates:
-        sha = rev_parse(path, ref)
+        sha = catfile.resolve(path, ref)
         if sha:
             return sha
     if HEX.match(rev):
@@ -116,20 +176,20 @@ class Revision:
 
 def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision | None:
     """`<ref>/<path>` where the ref may itself contain slashes: the longest leading part that is
-    a branch or tag wins (one for-each-ref over the names that share its first part), else
-    the first part as an object id the viewer may see (visible_commit)."""
+    a branch or tag wins (asked of the repository's cat-file, no process), else the first part
+    as an object id the viewer may see (visible_commit)."""
     parts = spec.split("/")
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
         return None
-    listed = ref_map(path, f"refs/heads/{first}", f"refs/tags/{first}")
-    names = {ref.split("/", 2)[2] for ref in listed if ref.count("/") >= 2}
     for cut in range(len(parts), 0, -1):
         name = "/".join(parts[:cut])
-        if name in names:
-            sha = resolve_commit(path, name)
-            if sha:
-                return Revision(name, sha, "/".join(parts[cut:]))
+        # A part no ref name can hold (`:`, `^`, `..`) would read as revision syntax: skip it.
+        if _FORBIDDEN_IN_REV.search(name) or name.endswith((".", ".lock")) or "//" in name:
+            continue
+        sha = catfile.resolve(path, f"refs/heads/{name}") or catfile.resolve(path, f"refs/tags/{name}")
+        if sha:
+            return Revision(name, sha, "/".join(parts[cut:]))
     if HEX.match(first):
         sha = visible_commit(path, first, view)
         if sha:
@@ -194,25 +254,61 @@ def _ls_tree(path: Path, args: list[str]) -> list[Entry]:
     return entries
 
 
+def _tree_items(path: Path, spec: str) -> list[gitobjects.TreeItem] | None:
+    found = catfile.read(path, spec)
+    if found is None or found[0].type != "tree":
+        return None
+    return gitobjects.parse_tree(found[1], len(found[0].oid) // 2)
+
+
+def _entries(path: Path, items: list[gitobjects.TreeItem], prefix: str) -> list[Entry]:
+    """Entries with the sizes of their blobs (one cat-file exchange for all of them)."""
+    blobs = [item.oid for item in items if item.kind == "blob"]
+    sizes = {oid: info.size for oid, info in zip(blobs, catfile.infos(path, blobs), strict=True) if info}
+    base = f"{prefix}/" if prefix else ""
+    return [
+        Entry(i.mode, i.kind, i.oid, sizes.get(i.oid), base + i.name.decode("utf-8", "surrogateescape"))
+        for i in items
+    ]
+
+
 def entry_at(path: Path, commit: str, item: str) -> Entry | None:
-    """The tree entry at `item` in the commit ("" is the root tree)."""
+    """The tree entry at `item` in the commit ("" is the root tree): its parent directory's
+    tree read through cat-file, no process."""
     if not item:
-        tree = run_git(["rev-parse", f"{commit}^{{tree}}"], repo=path).text.strip()
-        return Entry("040000", "tree", tree, None, "")
-    found = _ls_tree(path, [commit, "--", item])
-    return next((e for e in found if e.path == item), None)
+        tree = catfile.resolve(path, commit, "tree")
+        return Entry("040000", "tree", tree, None, "") if tree else None
+    if "\n" in item:  # cat-file reads one name per line; ls-tree takes this one
+        found = _ls_tree(path, [commit, "--", item])
+        return next((e for e in found if e.path == item), None)
+    parent, _, name = item.rpartition("/")
+    items = _tree_items(path, f"{commit}:{parent}" if parent else f"{commit}^{{tree}}")
+    wanted = name.encode("utf-8", "surrogateescape")
+    match = next((i for i in items or () if i.name == wanted), None)
+    return _entries(path, [match], parent)[0] if match else None
 
 
 def list_tree(path: Path, tree_sha: str, prefix: str) -> list[Entry]:
-    """A directory's entries, directories first, then by name."""
-    entries = _ls_tree(path, [tree_sha])
+    """A directory's entries, directories first, then by name; cached by the tree's id."""
+    key = f"browse:tree:{FRAGMENT_VERSION}:{_digest(path, tree_sha)}"
+    cached = cache.get(key) if _FULL_ID.match(tree_sha) else None
+    if not isinstance(cached, list):
+        items = _tree_items(path, tree_sha)
+        if items is None:
+            raise GitError(["cat-file", "tree", tree_sha], 128, "not a tree")
+        cached = sorted(_entries(path, items, ""), key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+        if _FULL_ID.match(tree_sha):
+            cache.set(key, cached, FRAGMENT_SECONDS)
     base = f"{prefix}/" if prefix else ""
-    listed = [Entry(e.mode, e.kind, e.sha, e.size, base + e.path) for e in entries]
-    return sorted(listed, key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+    return [Entry(e.mode, e.kind, e.sha, e.size, base + e.path) for e in cached]
 
 
-def read_blob(path: Path, sha: str) -> bytes:
-    return run_git(["cat-file", "blob", sha], repo=path).stdout
+def read_blob(path: Path, sha: str, *, limit: int | None = None) -> bytes:
+    """A blob's bytes through cat-file; catfile.TooLarge beyond `limit` bytes (nothing read)."""
+    found = catfile.read(path, sha, limit=limit)
+    if found is None or found[0].type != "blob":
+        raise GitError(["cat-file", "blob", sha], 128, "not a blob")
+    return found[1]
 
 
 def is_binary(data: bytes) -> bool:
@@ -267,8 +363,26 @@ def _details(out: bytes) -> list[CommitDetail]:
 
 
 def commit_detail(path: Path, sha: str) -> CommitDetail:
-    out = run_git(["log", "-1", "--no-walk", f"--format={_DETAIL_FORMAT}", sha, "--"], repo=path).stdout
-    return _details(out)[0]
+    """One commit, read through cat-file (as `git log -1` would show it)."""
+    found = catfile.read(path, f"{sha}^{{commit}}")
+    if found is None:
+        raise GitError(["cat-file", "commit", sha], 128, "not a commit")
+    raw = gitobjects.parse_commit(found[1])
+    an, ae, at = gitobjects.split_ident(raw.author)
+    cn, ce, ct = gitobjects.split_ident(raw.committer)
+    subject, _, body = raw.message.strip("\n").partition("\n")
+    return CommitDetail(
+        found[0].oid,
+        raw.parents,
+        an,
+        ae,
+        datetime.fromtimestamp(at, tz=UTC),
+        cn,
+        ce,
+        datetime.fromtimestamp(ct, tz=UTC),
+        subject,
+        body.strip("\n"),
+    )
 
 
 def commit_details(path: Path, shas: list[str]) -> list[CommitDetail]:
@@ -294,4 +408,13 @@ def log(
     if exclude:
         args.append(f"^{exclude}")
     args += ["--", *([item] if item else [])]
-    return _details(run_git(args, repo=path, env={"GIT_LITERAL_PATHSPECS": "1"}).stdout)
+    # Cached by full ids only: a branch that moves is asked for by its new id.
+    cacheable = _FULL_ID.match(rev) and (exclude is None or _FULL_ID.match(exclude))
+    key = f"browse:log:{FRAGMENT_VERSION}:{_digest(path, rev, item, skip, limit, exclude)}"
+    cached = cache.get(key) if cacheable else None
+    if isinstance(cached, list):
+        return cached
+    found = _details(run_git(args, repo=path, env={"GIT_LITERAL_PATHSPECS": "1"}).stdout)
+    if cacheable:
+        cache.set(key, found, FRAGMENT_SECONDS)
+    return found

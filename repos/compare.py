@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from repos import browse, diffs
+from repos.git import GitTimeout, run_git
 from repos.gittools import merge_base
 from repos.visibility import EVERYTHING, View
 
@@ -56,7 +57,7 @@ def compare(
         return None
     commits = browse.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)
     truncated = len(commits) > max_commits
-    mb = merge_base(path, base_sha, head_sha)
+    mb = cached_merge_base(path, base_sha, head_sha)
     diff = diffs.diff(path, mb, head_sha, **diff_options) if with_diff else None
     return Comparison(base_sha, head_sha, mb, commits[:max_commits], truncated, diff)
 
@@ -79,3 +80,39 @@ def compare_ids(repo, base_sha: str, head_sha: str) -> Comparison | None:
     if result is not None:
         cache.set(key, result, IDS_SECONDS)
     return result
+
+
+COUNT_SECONDS = 2.0
+
+
+def count_commits(repo_path, base_sha: str, head_sha: str) -> int | None:
+    """How many commits `base..head` holds (`rev-list --count`), or None when counting takes
+    longer than COUNT_SECONDS (a page says "more than" rather than wait); cached by ids."""
+    if not (_FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha)):
+        return None
+    key = "compare-count:" + hashlib.sha256(f"{repo_path}\0{base_sha}\0{head_sha}".encode()).hexdigest()
+    found = cache.get(key)
+    if isinstance(found, int):
+        return found
+    try:
+        out = run_git(
+            ["rev-list", "--count", head_sha, f"^{base_sha}"], repo=repo_path, timeout=COUNT_SECONDS
+        )
+    except GitTimeout:
+        return None
+    count = int(out.text.strip() or 0)
+    cache.set(key, count, IDS_SECONDS)
+    return count
+
+
+def cached_merge_base(repo_path, base_sha: str, head_sha: str) -> str | None:
+    """merge_base of two full ids, cached: it never changes, and on a long history git takes
+    a large part of a second to find it."""
+    key = "merge-base:" + hashlib.sha256(f"{repo_path}\0{base_sha}\0{head_sha}".encode()).hexdigest()
+    found = cache.get(key)
+    if isinstance(found, tuple):
+        return found[0]
+    mb = merge_base(repo_path, base_sha, head_sha)
+    if _FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha):
+        cache.set(key, (mb,), IDS_SECONDS)
+    return mb

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from django.core.cache import cache
@@ -47,17 +47,56 @@ def highlighted_diff(
 ) -> diffs.Diff:
     """repos.diffs.diff(...) with every line's `html` set (repos.diffhighlight) and each file's
     rows rendered, cached when both sides are full object ids."""
+    return _highlighted(repo_path, base, head, paths, options)[0]
+
+
+def rendered_diff(
+    render: Callable[[diffs.Diff], str],
+    variant: str,
+    repo_path: Path | str,
+    base: str | None,
+    head: str,
+    *,
+    paths: Sequence[str] = (),
+    **options,
+) -> SafeString:
+    """`render(highlighted_diff(...))`, the page's HTML of the diff, cached beside the diff (a
+    partly highlighted one until the task has finished highlighting it): a warm page then
+    reads one string instead of unpickling and rendering thousands of rows. `variant` names
+    whatever else the HTML depends on (the page's URL in its links, the mode)."""
+    cacheable = _FULL_ID.fullmatch(head) is not None and (
+        base is None or _FULL_ID.fullmatch(base) is not None
+    )
+    digest = hashlib.sha256(variant.encode("utf-8", "surrogateescape")).hexdigest()
+    key_of = _key(repo_path, base, head, options, paths)
+    html_key = f"{key_of}:html:{digest}"
+    if cacheable:
+        found = cache.get(html_key)
+        # A partly highlighted diff's HTML serves until the task has highlighted all of it.
+        if isinstance(found, tuple) and (found[0] or not cache.get(f"{key_of}:done")):
+            return SafeString(found[1])
+    result, complete, key = _highlighted(repo_path, base, head, paths, options)
+    html = render(result)
+    if key:
+        cache.set(html_key, (complete, _plain(html)), TIMEOUT)
+    return SafeString(html)
+
+
+def _highlighted(
+    repo_path: Path | str, base: str | None, head: str, paths: Sequence[str], options: dict
+) -> tuple[diffs.Diff, bool, str]:
+    """(the diff, whether it is completely highlighted, its cache key or "" when uncached)."""
     cacheable = _FULL_ID.fullmatch(head) is not None and (
         base is None or _FULL_ID.fullmatch(base) is not None
     )
     if not cacheable:
         result = diffs.diff(repo_path, base, head, paths=paths, **options)
         highlight_diff(result)
-        return result
+        return result, True, ""
     key = _key(repo_path, base, head, options, paths)
     found = cache.get(key)
     if isinstance(found, tuple) and found[:1] == (VERSION,):
-        return _unpack(found)
+        return _unpack(found), bool(found[1]), key
     result = diffs.diff(repo_path, base, head, paths=paths, **options)
     complete = highlight_diff(result, budget=PAGE_BUDGET_CHARS)
     cache.set(key, _pack(result, complete), TIMEOUT)
@@ -69,14 +108,16 @@ def highlighted_diff(
             )
         except Exception:  # the page shows what it has either way
             log.warning("could not enqueue the highlighting of %s..%s", base, head, exc_info=True)
-    return result
+    return result, complete, key
 
 
 def highlight_fully(repo_path: str, base: str | None, head: str, options: dict, paths: list[str]) -> None:
     """The whole diff highlighted, replacing an entry a page cut at its budget."""
     result = diffs.diff(repo_path, base, head, paths=paths, **options)
     highlight_diff(result)
-    cache.set(_key(repo_path, base, head, options, paths), _pack(result, True), TIMEOUT)
+    key = _key(repo_path, base, head, options, paths)
+    cache.set(key, _pack(result, True), TIMEOUT)
+    cache.set(f"{key}:done", 1, TIMEOUT)  # pages render their cached HTML of it again
 
 
 def _pack(d: diffs.Diff, complete: bool) -> tuple:

@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.db.models.functions import Lower
 
+from repos import browse, catfile
 from repos.git import run_git
 
 LOCATIONS = (".hostsite/CODEOWNERS", ".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -231,24 +232,16 @@ def parse(text: str, *, path: str = "CODEOWNERS") -> CodeOwners:
 def read(repo_path, commit: str) -> CodeOwners:
     """The CODEOWNERS of `commit` (a branch tip), or an empty one. A file too large or not
     UTF-8 is reported, not read."""
-    listing = run_git(["ls-tree", "-z", "-l", commit, "--", *LOCATIONS], repo=repo_path, check=False)
-    if listing.returncode != 0:
-        return CodeOwners()
-    found: dict[str, tuple[str, str, str]] = {}
-    for entry in listing.stdout.decode("utf-8", "replace").split("\0"):
-        meta, _, name = entry.partition("\t")
-        fields = meta.split()
-        if len(fields) == 4:
-            found[name] = (fields[1], fields[2], fields[3])
+    # Through the repository's cat-file (repos.catfile): the branch pages ask this every time.
     for location in LOCATIONS:
-        if location not in found:
+        found = catfile.info(repo_path, f"{commit}:{location}")
+        if found is None:
             continue
-        kind, sha, size = found[location]
-        if kind != "blob":
+        if found.type != "blob":
             return CodeOwners(location, problems=[Problem(0, f"{location} is not a file")])
-        if not size.isdigit() or int(size) > MAX_BYTES:
+        if found.size > MAX_BYTES:
             return CodeOwners(location, problems=[Problem(0, f"{location} is larger than 3 MiB; ignored")])
-        data = run_git(["cat-file", "blob", sha], repo=repo_path).stdout
+        data = browse.read_blob(repo_path, found.oid)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:

@@ -24,31 +24,41 @@ class Server:
     errors: list[str] = field(default_factory=list)
 
 
-def ensure_debian_packages(install: bool) -> str | None:
-    """None when nginx and fcgiwrap are there (installing them if allowed), else why not."""
+_SBIN = "/usr/sbin:/usr/bin:/sbin:/bin"
+# How to tell each Debian package the benchmarks use is installed: a program on PATH or a file.
+_PROBES = {"nginx": "nginx", "fcgiwrap": "fcgiwrap", "cgit": "/usr/lib/cgit/cgit.cgi"}
+
+
+def _installed(package: str) -> bool:
+    probe = _PROBES[package]
+    return Path(probe).is_file() if probe.startswith("/") else bool(shutil.which(probe, path=_SBIN))
+
+
+def ensure_debian_packages(install: bool, packages: tuple[str, ...] = ("nginx", "fcgiwrap")) -> str | None:
+    """None when the packages (nginx and fcgiwrap by default; also cgit) are there, installing
+    them if allowed, else why not."""
+    names = " ".join(packages)
 
     def present() -> bool:
-        return bool(shutil.which("nginx", path="/usr/sbin:/usr/bin:/sbin:/bin")) and bool(
-            shutil.which("fcgiwrap", path="/usr/sbin:/usr/bin:/sbin:/bin")
-        )
+        return all(_installed(p) for p in packages)
 
     if present():
         return None
     if not install:
-        return "nginx/fcgiwrap are not installed (and --no-install was given)"
+        return f"{names}: not installed (and --no-install was given)"
     if os.geteuid() != 0:
-        return "nginx/fcgiwrap are not installed and this is not root: apt-get install -y nginx fcgiwrap"
+        return f"{names}: not installed and this is not root: apt-get install -y {names}"
     if not shutil.which("apt-get"):
-        return "nginx/fcgiwrap are not installed and there is no apt-get"
-    say("nginx/fcgiwrap missing: running apt-get install -y nginx fcgiwrap (as root)")
+        return f"{names}: not installed and there is no apt-get"
+    say(f"{names}: missing, running apt-get install -y {names} (as root)")
     env = {**base_env(), "DEBIAN_FRONTEND": "noninteractive"}
-    argv = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "nginx", "fcgiwrap"]
+    argv = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
     result = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, check=False)
         result = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0 or not present():
-        return f"apt-get install nginx fcgiwrap failed: {result.stderr.strip()[-500:]}"
+        return f"apt-get install {names} failed: {result.stderr.strip()[-500:]}"
     return None
 
 

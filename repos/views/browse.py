@@ -9,13 +9,15 @@ any length, so no page is an oracle for what exists.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
 from urllib.parse import quote, unquote_to_bytes
 
 from django.conf import settings
-from django.http import Http404
+from django.core.cache import cache
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -24,7 +26,7 @@ from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
 from repos.views import repo_or_404
-from repos.views.diffs import diff_context
+from repos.views.diffs import rendered_diff_context
 from repos.visibility import view_for
 
 COMMITS_PER_PAGE = 50
@@ -38,6 +40,10 @@ IMAGE_TYPES = {
 }  # never SVG: it can carry script
 RAW_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 SHA_IN_URL = re.compile(r"^[0-9a-fA-F]{4,64}$")
+# A compare of more commits than compare.MAX_COMMITS shows this much of its diff at first
+# (?all=1 shows the rest): rendering a megabyte of rows took most of a second.
+RAW_INLINE_BYTES = 1024 * 1024  # smaller files are read through cat-file; larger ones streamed
+LONG_COMPARE_DIFF_CAPS = {"max_bytes": 256 * 1024, "max_files": 50, "max_file_lines": 1000}
 
 
 def display(name: str) -> str:
@@ -125,6 +131,25 @@ def tree_context(repo, revision, entry) -> dict:
     }
 
 
+def cached_tree_context(repo, revision, entry) -> dict:
+    """tree_context, cached by the tree's id (and the names its links are built from): a
+    directory at a given tree id never changes, and a moved branch names another tree."""
+    parts = (
+        browse.FRAGMENT_VERSION,
+        str(repo.disk_path),
+        entry.sha,
+        repo_base(repo),
+        revision.name,
+        entry.path,
+    )
+    key = "browse:treepage:" + hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    found = cache.get(key)
+    if not isinstance(found, dict):
+        found = tree_context(repo, revision, entry)
+        cache.set(key, found, browse.FRAGMENT_SECONDS)
+    return found
+
+
 def _page_context(repo, revision, entry, tab="code") -> dict:
     return {
         "repo": repo,
@@ -146,7 +171,7 @@ def tree(request, owner: str, name: str, spec: str):
     return render(
         request,
         "repos/tree.html",
-        {**_page_context(repo, revision, entry), **tree_context(repo, revision, entry)},
+        {**_page_context(repo, revision, entry), **cached_tree_context(repo, revision, entry)},
     )
 
 
@@ -204,13 +229,18 @@ def raw(request, owner: str, name: str, spec: str):
     repo, _revision, entry = _locate(request, owner, name, spec)
     if entry.kind != "blob":
         raise Http404("not a file")
-    proc = popen_git(
-        ["cat-file", "blob", entry.sha],
-        repo=repo.disk_path,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    head = piped(proc.stdout).read(8000)
+    proc = None
+    if entry.size is not None and entry.size <= RAW_INLINE_BYTES:
+        data = browse.read_blob(repo.disk_path, entry.sha)  # the worker's cat-file: no process
+        head = data[:8000]
+    else:
+        proc = popen_git(
+            ["cat-file", "blob", entry.sha],
+            repo=repo.disk_path,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        head = piped(proc.stdout).read(8000)
     ext = os.path.splitext(entry.name.lower())[1]
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", display(entry.name)) or "file"
     if not browse.is_binary(head):
@@ -219,7 +249,11 @@ def raw(request, owner: str, name: str, spec: str):
         content_type, disposition = IMAGE_TYPES[ext], "inline"
     else:
         content_type, disposition = "application/octet-stream", "attachment"
-    response = GitProcessResponse(proc, content_type=content_type, prefix=head)
+    response: StreamingHttpResponse
+    if proc is None:  # one chunk, as the streamed ones are read
+        response = StreamingHttpResponse(iter((data,)), content_type=content_type)
+    else:
+        response = GitProcessResponse(proc, content_type=content_type, prefix=head)
     response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = RAW_CSP
@@ -290,7 +324,7 @@ def commit(request, owner: str, name: str, sha: str):
             "commit": detail,
             "tab": "commits",
             "tree_url": url_for(repo, "tree", full),
-            **diff_context(request, repo.disk_path, base, full),
+            **rendered_diff_context(request, repo.disk_path, base, full),
         },
     )
 
@@ -316,7 +350,17 @@ def compare_view(request, owner: str, name: str, spec: str):
             "head_name": head,
             "comparison": result,
             "tab": "commits",
-            **diff_context(request, repo.disk_path, result.merge_base, result.head),
+            # A long range: the total counted under a time limit, and less of the diff at first.
+            "total_commits": compare.count_commits(repo.disk_path, result.base, result.head)
+            if result.commits_truncated
+            else None,
+            **rendered_diff_context(
+                request,
+                repo.disk_path,
+                result.merge_base,
+                result.head,
+                caps=LONG_COMPARE_DIFF_CAPS if result.commits_truncated else None,
+            ),
         },
     )
 

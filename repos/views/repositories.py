@@ -15,7 +15,7 @@ from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
 from repos.views import admin_repo_or_404, form_error, repo_or_404
-from repos.views.browse import tree_context, url_for
+from repos.views.browse import cached_tree_context, url_for
 
 
 def home(request):
@@ -69,13 +69,13 @@ def repository(request, owner: str, name: str):
         # One canonical URL per repository, whatever case, suffix or trailing slash was typed.
         return redirect(canonical)
     path = repo.disk_path
-    refs = browse.refs(path)
+    refs = browse.cached_refs(path)  # no process while no branch or tag moves
     commits = browse.recent_commits(path, repo.default_branch) if refs else []
     # The default branch's files and README, as on the tree page.
     code = {}
     revision = browse.split_revision(path, repo.default_branch) if commits else None
     if revision is not None:
-        code = tree_context(repo, revision, browse.entry_at(path, revision.sha, ""))
+        code = {**cached_tree_context(repo, revision, browse.entry_at(path, revision.sha, ""))}
         code["tree_url"] = url_for(repo, "tree", revision.name)
         code["archive_url"] = url_for(repo, "archive", revision.name)
         code["revision"] = revision

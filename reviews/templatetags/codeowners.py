@@ -3,7 +3,7 @@ the repository page): the problems reviews.codeowners found in the branch's file
 
 A template tag because repos may not import reviews: the templates are the top layer, and
 this is how repos' pages show what an app above contributes (as workspaces' webedit tags do).
-Reading it costs two git processes, on a branch's root listing only; any failure shows nothing
+Reading it costs a few cat-file questions (no process), on a branch's root listing only; any failure shows nothing
 rather than breaking the page."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import logging
 
 from django import template
 
+from repos import catfile
 from repos.git import GitError
-from repos.gittools import rev_parse
 from reviews import codeowners
 
 register = template.Library()
@@ -25,7 +25,7 @@ def codeowners_notice(repo, revision, path: str = "") -> dict:
     if path or revision is None:
         return {}
     try:
-        if rev_parse(repo.disk_path, f"refs/heads/{revision.name}") != revision.sha:
+        if catfile.resolve(repo.disk_path, f"refs/heads/{revision.name}") != revision.sha:
             return {}  # a tag or a commit: owners are read from branches only
         owners = codeowners.read(repo.disk_path, revision.sha)
         problems = owners.problems + codeowners.approval_problems(repo, owners)

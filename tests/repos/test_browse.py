@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from django.test import Client
 
-from repos import compare
+from repos import catfile, compare
 from tests.repos.histories import Work
 
 pytestmark = pytest.mark.django_db
@@ -204,8 +204,12 @@ def test_compare_ids_is_compare_and_runs_no_git_again(repo, project, monkeypatch
     real = subprocess.run
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
     assert compare.compare_ids(repo, base, head) == first and runs == []
-    # Anything but two full ids is resolved each time, as compare() does.
-    assert compare.compare_ids(repo, base[:12], head) == first and runs
+    # Anything but two full ids is resolved each time, as compare() does (through the
+    # repository's long-lived cat-file, so no new process).
+    asked: list = []
+    resolve = catfile.resolve
+    monkeypatch.setattr(catfile, "resolve", lambda *a, **k: asked.append(a) or resolve(*a, **k))
+    assert compare.compare_ids(repo, base[:12], head) == first and asked
     assert compare.compare_ids(repo, base, "0" * 40) is None
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import template
 from django.conf import settings
 
-from repos.gittools import rev_parse
+from repos import catfile
 from workspaces.webedit import files
 from workspaces.webedit.places import page_url
 
@@ -15,7 +15,7 @@ register = template.Library()
 
 
 def _on_branch(repo, revision) -> bool:
-    return rev_parse(repo.disk_path, f"refs/heads/{revision.name}") == revision.sha
+    return catfile.resolve(repo.disk_path, f"refs/heads/{revision.name}") == revision.sha
 
 
 @register.simple_tag
