@@ -85,7 +85,10 @@ def _stat_into(digest, path: Path, label: str) -> None:
         st = path.stat()
     except OSError:
         return
-    digest.update(f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+    # A ref's file name may hold any byte but NUL: kept as surrogates by os.walk.
+    digest.update(
+        f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8", "surrogateescape")
+    )
 
 
 def _excludes(prefixes: Iterable[str]) -> list[str]:
