@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from repos import refnav
 from repos.git import run_git
 from repos.gittools import disambiguate, ref_map, rev_parse, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
@@ -116,8 +117,9 @@ class Revision:
 
 def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision | None:
     """`<ref>/<path>` where the ref may itself contain slashes: the longest leading part that is
-    a branch or tag wins (one for-each-ref over the names that share its first part), else
-    the first part as an object id the viewer may see (visible_commit)."""
+    a branch or tag wins (one for-each-ref over the names that share its first part), then a
+    workspace ref by its full name (refs/users/...) the viewer may see, else the first part as
+    an object id the viewer may see (visible_commit)."""
     parts = spec.split("/")
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
@@ -130,6 +132,10 @@ def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision |
             sha = resolve_commit(path, name)
             if sha:
                 return Revision(name, sha, "/".join(parts[cut:]))
+    if spec.startswith(refnav.WORKSPACES):
+        found = refnav.workspace_revision(path, parts, view)
+        if found:
+            return Revision(*found)
     if HEX.match(first):
         sha = visible_commit(path, first, view)
         if sha:

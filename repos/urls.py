@@ -8,6 +8,7 @@ from repos.views import (
     imports,
     lifecycle,
     mirrors,
+    navigation,
     objectchecks,
     pushlog,
     refs,
@@ -75,5 +76,6 @@ urlpatterns = [
     *imports.urlpatterns,
     *mirrors.urlpatterns,
     *refs.urlpatterns,
+    *navigation.urlpatterns,
     *objectchecks.urlpatterns,
 ]

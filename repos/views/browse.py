@@ -23,7 +23,7 @@ from repos import archive, browse, compare, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
-from repos.views import repo_or_404
+from repos.views import navigation, repo_or_404
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
 
@@ -133,6 +133,7 @@ def _page_context(repo, revision, entry, tab="code") -> dict:
         "crumbs": _crumbs(repo, revision, entry.path),
         "tab": tab,
         "commits_url": url_for(repo, "commits", revision.name, entry.path),
+        "url_path": quote(entry.path.encode("utf-8", "surrogateescape")),  # for the ref switcher
         "archive_url": url_for(repo, "archive", revision.name),
     }
 
@@ -224,10 +225,11 @@ def _page_number(request) -> int:
 
 
 def _url_rev(rev: str) -> str:
-    """A revision named in a URL: only branches, tags and ids. Full names of other refs (other
-    users' workspaces, hidden or not, archived refs) are not browsable by name."""
-    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/")):
-        raise Http404("not a branch or tag")
+    """A revision named in a URL: branches, tags, workspace refs and ids (resolve_commit asks
+    the viewer's View about the ref). Full names of other refs (archived or taken-down work,
+    imported namespaces) are not browsable by name."""
+    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/", "refs/users/")):
+        raise Http404(NOT_FOUND)
     return rev
 
 
@@ -293,8 +295,8 @@ def compare_view(request, owner: str, name: str, spec: str):
     result = compare.compare(
         repo, _url_rev(base), _url_rev(head), with_diff=False, view=view_for(repo, request.user)
     )
-    if result is None:
-        raise Http404(NOT_FOUND)
+    if result is None:  # the picker again, with a message: hidden and missing alike
+        return navigation.compare_picker_page(request, repo, base, head, status=404)
     return render(
         request,
         "repos/compare.html",
@@ -304,6 +306,7 @@ def compare_view(request, owner: str, name: str, spec: str):
             "head_name": head,
             "comparison": result,
             "tab": "commits",
+            **navigation.picker_context(repo, base, head),
             **diff_context(request, repo.disk_path, result.merge_base, result.head),
         },
     )
