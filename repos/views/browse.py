@@ -295,8 +295,8 @@ def compare_view(request, owner: str, name: str, spec: str):
     result = compare.compare(
         repo, _url_rev(base), _url_rev(head), with_diff=False, view=view_for(repo, request.user)
     )
-    if result is None:  # the picker again, with a message: hidden and missing alike
-        return navigation.compare_picker_page(request, repo, base, head, status=404)
+    if result is None:
+        raise Http404(NOT_FOUND)
     return render(
         request,
         "repos/compare.html",

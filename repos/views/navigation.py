@@ -120,7 +120,7 @@ def compare_picker_page(request, repo, base: str, head: str, *, status: int = 20
     return render(
         request,
         "repos/compare_pick.html",
-        {"repo": repo, "tab": "commits", "not_found": status == 404, **picker_context(repo, base, head)},
+        {"repo": repo, "tab": "commits", **picker_context(repo, base, head)},
         status=status,
     )
 
