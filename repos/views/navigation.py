@@ -24,6 +24,7 @@ PER_PAGE = 100
 PICKER_OPTIONS = 200  # entries of each kind offered by the compare picker's lists
 MAX_QUERY = 200
 MAX_REV = 1024
+LIST_PAGES = {refnav.BRANCH: "branches", refnav.TAG: "tags"}
 
 
 def _text_param(request, key: str, limit: int) -> str | None:
@@ -52,7 +53,7 @@ def refs_json(request, owner: str, name: str):
     refs, total = refnav.matching(
         repo.disk_path, kind, repo.default_branch, view_for(repo, request.user), query, JSON_LIMIT
     )
-    more = f"{_base(repo)}/{kind}es" if kind == refnav.BRANCH else f"{_base(repo)}/{kind}s"
+    more = f"{_base(repo)}/{LIST_PAGES[kind]}"
     response = JsonResponse(
         {
             "kind": kind,
