@@ -147,7 +147,8 @@ def test_sidebar_links_the_first_tags_by_version_and_counts_the_rest(scene):
     assert '<a href="/olga/proj/tags">60 more</a>' in page
     branches = page.split('id="sidebar-branches"', 1)[1].split("</ul>", 1)[0]
     assert re.findall(r'href="/olga/proj/tree/([^"]+)"', branches) == ["main", "feature/deep/x", "old"]
-    assert 'branches">' not in page.split('id="sidebar-branches"', 1)[1].split("<h2>", 1)[0]
+    aside = page.split("<aside>", 1)[1].split("</aside>", 1)[0]
+    assert "/olga/proj/branches" not in aside and "60 more" in aside  # three branches: no "N more"
 
 
 # --- workspace refs by their full name ------------------------------------------------------

@@ -86,6 +86,7 @@ def test_compare_picker_submits_to_the_compare_page_and_swaps(repo, monkeypatch,
             page.click("#compare-picker button[type=submit]")
         assert page.url == f"{base}/olga/nav/compare/main...v1.10"
         assert page.input_value("#compare-head") == "v1.10"
+        shot(page, "compare-picker.png")
         with page.expect_navigation():
             page.click("#compare-swap")
         assert page.url == f"{base}/olga/nav/compare/v1.10...main"
