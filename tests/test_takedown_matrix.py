@@ -74,6 +74,10 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
         "GET", ("/{repo}/compare/main...{id}", "/{repo}/compare/{id}...main", "/{repo}/compare/{id}")
     ),
     "repo-archive": Check("GET", ("/{repo}/archive/{id}.tar.gz", "/{repo}/archive/{id}.tar.zst")),
+    "short-hash": Check("GET", ("/{repo}/c/{id}",), staff=302),
+    "json-pushes": Check(
+        "GET", ("/{repo}/json-pushes?changeset={id}", "/{repo}/json-pushes?fromchange={id}")
+    ),
     # The same pages with the workspace ref named in full (taken-down refs have moved away).
     "repo-tree (ref)": Check("GET", ("/{repo}/tree/refs/users/{user}/w",), staff_taken_down=False),
     "repo-blob (ref)": Check(
@@ -89,10 +93,6 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     ),
     "repo-archive (ref)": Check(
         "GET", ("/{repo}/archive/refs/users/{user}/w.tar.gz",), staff_taken_down=False
-    ),
-    "short-hash": Check("GET", ("/{repo}/c/{id}",), staff=302),
-    "json-pushes": Check(
-        "GET", ("/{repo}/json-pushes?changeset={id}", "/{repo}/json-pushes?fromchange={id}")
     ),
     "work-stack": Check("GET", ("/{repo}/work/stack/{user}/w",), staff_taken_down=False),
     "proposal": Check("GET", ("/{repo}/proposals/{proposal}",)),
