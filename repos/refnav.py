@@ -39,8 +39,9 @@ class NamedRef:
 
     @property
     def quoted(self) -> str:
-        """The name as a URL path (slashes kept)."""
-        return quote(self.name.encode("utf-8", "surrogateescape"))
+        """The name as a URL path (slashes kept); a name that is not UTF-8 cannot be matched
+        back from a URL, so such a ref is linked by its object id."""
+        return quote(self.name) if self.text == self.name else self.sha
 
 
 def _listed(path: Path, kind: str, sort: str) -> list[NamedRef]:

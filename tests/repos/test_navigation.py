@@ -27,7 +27,7 @@ NON_UTF8_REF = os.fsdecode(b"refs/users/alice/caf\xe9")
 @pytest.fixture
 def scene(tmp_path, git_home):
     """olga/proj: main, an older branch `old` and a newer `feature/deep/x`; version tags
-    v1.0..v1.10 and v0.1..v0.58 (69 in all) and a tag named with markup; alice's workspace
+    v1.0..v1.10 and v0.1..v0.58 (69), a tag named with markup and one not UTF-8; alice's workspace
     (refs/users/alice/fix/deep, and one ref whose name is not UTF-8), bob's (refs/users/bob/w),
     hugo's (hidden) and tess's (taken down), each adding a file; otto reads, sam is staff."""
     from workspaces import moderation
@@ -53,6 +53,7 @@ def scene(tmp_path, git_home):
         lines.append(f"create refs/users/{user}/{names[user]} {head}\n")
     run_git(["update-ref", "--stdin"], repo=path, input="".join(lines).encode())
     run_git(["update-ref", NON_UTF8_REF, heads["alice"]], repo=path)
+    run_git(["update-ref", os.fsdecode(b"refs/tags/t\xe9"), first], repo=path)
     users = {name: UserFactory(username=name) for name in ("alice", "bob", "hugo", "tess", "otto")}
     users["olga"] = repo.owner
     users["sam"] = UserFactory(username="sam", is_staff=True)
@@ -96,7 +97,11 @@ def test_refs_json_filters_caps_and_keeps_names_as_data(scene):
     markup = refs_json(c, kind="tag", q="<b>")
     assert markup["refs"] == [{"name": MARKUP_TAG, "ref": "x%3Cb%3E%22bold%22%3C/b%3E%26amp"}]
     everything = refs_json(c, kind="tag")
-    assert everything["total"] == 70 and len(everything["refs"]) == 70
+    assert everything["total"] == 71 and len(everything["refs"]) == 71
+    # A name that is not UTF-8 shows with U+FFFD and links by its object id, which opens.
+    broken = refs_json(c, kind="tag", q="t\ufffd")["refs"]
+    assert broken == [{"name": "t\ufffd", "ref": scene["first"]}]
+    assert c.get(f"/olga/proj/tree/{broken[0]['ref']}").status_code == 200
     assert everything["more_url"] == "/olga/proj/tags"
     branches = refs_json(c, kind="branch")
     assert [r["name"] for r in branches["refs"]] == ["main", "feature/deep/x", "old"]
@@ -131,7 +136,7 @@ def test_tags_page_escapes_names_and_pages_through_them(scene):
     assert "x&lt;b&gt;&quot;bold&quot;&lt;/b&gt;&amp;amp" in page and '<b>"bold' not in page
     assert 'href="/olga/proj/tree/x%3Cb%3E%22bold%22%3C/b%3E%26amp"' in page
     listed = client(scene).get("/olga/proj/tags").content.decode()
-    assert "(70)" in listed and listed.index(">v1.10<") < listed.index(">v1.9<")
+    assert "(71)" in listed and listed.index(">v1.10<") < listed.index(">v1.9<")
     assert client(scene).get("/olga/proj/branches", {"page": "999"}).status_code == 200
 
 
@@ -144,11 +149,11 @@ def test_sidebar_links_the_first_tags_by_version_and_counts_the_rest(scene):
     shown = re.findall(r'href="/olga/proj/tree/([^"]+)"', tags)
     # Newest version first; "x..." sorts after every "v..." name, so it leads.
     assert shown == ["x%3Cb%3E%22bold%22%3C/b%3E%26amp", *(f"v1.{i}" for i in range(10, 1, -1))]
-    assert '<a href="/olga/proj/tags">60 more</a>' in page
+    assert '<a href="/olga/proj/tags">61 more</a>' in page
     branches = page.split('id="sidebar-branches"', 1)[1].split("</ul>", 1)[0]
     assert re.findall(r'href="/olga/proj/tree/([^"]+)"', branches) == ["main", "feature/deep/x", "old"]
     aside = page.split("<aside>", 1)[1].split("</aside>", 1)[0]
-    assert "/olga/proj/branches" not in aside and "60 more" in aside  # three branches: no "N more"
+    assert "/olga/proj/branches" not in aside and "61 more" in aside  # three branches: no "N more"
 
 
 # --- workspace refs by their full name ------------------------------------------------------
