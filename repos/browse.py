@@ -4,7 +4,6 @@ blobs and history."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from repos import catfile, gitobjects
+from repos import catfile, gitobjects, refnav
 from repos.git import GitError, run_git
 from repos.gittools import disambiguate, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
@@ -55,44 +54,6 @@ def refs(path: Path) -> list[Ref]:
         elif name.startswith("refs/tags/"):
             result.append(Ref(name[len("refs/tags/") :], sha, "tag"))
     return result
-
-
-def refs_fingerprint(path: Path) -> str:
-    """Changes whenever a branch or tag does: git writes every ref file, packed-refs and the
-    reftable list through a lock file renamed into place (a new inode and mtime). Stats, no
-    process: a walk of the loose branches and tags, which maintenance packs."""
-    digest = hashlib.sha256()
-    for name in ("packed-refs", "reftable/tables.list", "HEAD"):
-        _stat_into(digest, path / name, name)
-    for top in ("refs/heads", "refs/tags"):
-        for directory, subdirs, files in os.walk(path / top):
-            subdirs.sort()
-            for name in sorted(files):
-                _stat_into(digest, Path(directory) / name, f"{directory}/{name}")
-    return digest.hexdigest()
-
-
-def _stat_into(digest, path: Path, label: str) -> None:
-    try:
-        st = path.stat()
-    except OSError:
-        return
-    digest.update(
-        f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8", "surrogateescape")
-    )
-
-
-def cached_refs(path: Path) -> list[Ref]:
-    """refs(path), cached until a branch or tag changes (refs_fingerprint)."""
-    key = (
-        f"browse:refs:{FRAGMENT_VERSION}:"
-        + hashlib.sha256(f"{path}\0{refs_fingerprint(path)}".encode("utf-8", "surrogateescape")).hexdigest()
-    )
-    found = cache.get(key)
-    if not isinstance(found, list):
-        found = refs(path)
-        cache.set(key, found, FRAGMENT_SECONDS)
-    return found
 
 
 def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
@@ -176,8 +137,9 @@ class Revision:
 
 def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision | None:
     """`<ref>/<path>` where the ref may itself contain slashes: the longest leading part that is
-    a branch or tag wins (asked of the repository's cat-file, no process), else the first part
-    as an object id the viewer may see (visible_commit)."""
+    a branch or tag wins (asked of the repository's cat-file, no process), then a workspace
+    ref by its full name (refs/users/...) the viewer may see, else the first part as an object
+    id the viewer may see (visible_commit)."""
     parts = spec.split("/")
     first = parts[0]
     if not first or first.startswith("-") or _FORBIDDEN_IN_REV.search(first):
@@ -190,6 +152,10 @@ def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision |
         sha = catfile.resolve(path, f"refs/heads/{name}") or catfile.resolve(path, f"refs/tags/{name}")
         if sha:
             return Revision(name, sha, "/".join(parts[cut:]))
+    if spec.startswith(refnav.WORKSPACES):
+        found = refnav.workspace_revision(path, parts, view)
+        if found:
+            return Revision(*found)
     if HEX.match(first):
         sha = visible_commit(path, first, view)
         if sha:

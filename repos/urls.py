@@ -10,6 +10,7 @@ from repos.views import (
     imports,
     lifecycle,
     mirrors,
+    navigation,
     objectchecks,
     pushlog,
     pushlog_page,
@@ -86,5 +87,6 @@ urlpatterns = [
     *imports.urlpatterns,
     *mirrors.urlpatterns,
     *refs.urlpatterns,
+    *navigation.urlpatterns,
     *objectchecks.urlpatterns,
 ]

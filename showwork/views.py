@@ -30,6 +30,7 @@ from showwork.render_text import render_text
 
 MAX_CAP = 1000  # Sapling warns above 1,000 commits
 USERNAME = re.compile(r"[a-z0-9][a-z0-9-]{0,38}")
+_TYPED_PREFIX = re.compile(r"[0-9a-fA-F]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -201,13 +202,18 @@ def short_hash(request, owner: str, name: str, prefix: str):
     Only commits the viewer may see count: a hidden commit neither opens nor makes a prefix
     ambiguous, so /c/ cannot tell hidden work from no work (or from a malformed prefix)."""
     repo = repo_or_404(request, owner, name)
+    typed = request.GET.get("prefix")  # the form of the page below, to try another prefix
+    if isinstance(typed, str) and typed.strip():
+        if not _TYPED_PREFIX.fullmatch(typed.strip()):
+            return _no_such_prefix(request, repo, typed.strip())
+        return redirect(reverse("short-hash", args=[repo.owner.username, repo.name, typed.strip()]))
     view = view_for(repo, request.user)
     found = prefixes.candidates(repo.disk_path, prefix)
     if found and view.restricts:
         hidden = view.hidden_objects(found)
         found = [sha for sha in found if sha not in hidden]
     if not found:
-        raise Http404
+        return _no_such_prefix(request, repo, prefix)
     if len(found) == 1:
         return redirect(
             reverse("repo-commit", kwargs={"owner": repo.owner.username, "name": repo.name, "sha": found[0]})
@@ -236,4 +242,21 @@ def short_hash(request, owner: str, name: str, prefix: str):
         "showwork/candidates.html",
         {"repo": repo, "tab": "work", "prefix": prefix.lower(), "rows": rows},
         status=300,
+    )
+
+
+def _no_such_prefix(request, repo, prefix: str):
+    """One page and one status (404) for a malformed, too short, unknown or hidden prefix, so
+    /c/ tells nobody which of them it was; it only says what a usable prefix is."""
+    return render(
+        request,
+        "showwork/short_hash_missing.html",
+        {
+            "repo": repo,
+            "tab": "commits",
+            "prefix": prefix[:80],
+            "min_length": prefixes.MIN_WIDTH,
+            "commits_url": reverse("repo-commits-default", args=[repo.owner.username, repo.name]),
+        },
+        status=404,
     )

@@ -82,6 +82,22 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "json-pushes": Check(
         "GET", ("/{repo}/json-pushes?changeset={id}", "/{repo}/json-pushes?fromchange={id}")
     ),
+    # The same pages with the workspace ref named in full (taken-down refs have moved away).
+    "repo-tree (ref)": Check("GET", ("/{repo}/tree/refs/users/{user}/w",), staff_taken_down=False),
+    "repo-blob (ref)": Check(
+        "GET",
+        ("/{repo}/blob/refs/users/{user}/w/work.txt", "/{repo}/raw/refs/users/{user}/w/work.txt"),
+        staff_taken_down=False,
+    ),
+    "repo-commits (ref)": Check("GET", ("/{repo}/commits/refs/users/{user}/w",), staff_taken_down=False),
+    "repo-compare (ref)": Check(
+        "GET",
+        ("/{repo}/compare/main...refs/users/{user}/w", "/{repo}/compare/refs/users/{user}/w"),
+        staff_taken_down=False,
+    ),
+    "repo-archive (ref)": Check(
+        "GET", ("/{repo}/archive/refs/users/{user}/w.tar.gz",), staff_taken_down=False
+    ),
     "work-stack": Check("GET", ("/{repo}/work/stack/{user}/w",), staff_taken_down=False),
     "proposal": Check("GET", ("/{repo}/proposals/{proposal}",)),
     "proposal-revision": Check("GET", ("/{repo}/proposals/{proposal}/revisions/1",)),
@@ -158,6 +174,10 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "api-workspaces": Listing("/api/v1/repos/{repo}/workspaces"),
     "repository": Listing("/{repo}"),
     "repo-commits-default": Listing("/{repo}/commits"),
+    "repo-refs-json": Listing("/{repo}/refs.json"),
+    "repo-branches": Listing("/{repo}/branches"),
+    "repo-tags": Listing("/{repo}/tags"),
+    "repo-compare-pick": Listing("/{repo}/compare"),
     "git-info-refs": Exempt("git: refs are hidden per request; tests/workspaces/test_takedown_git.py"),
     "git-rpc": Exempt("git: wants are checked per request; tests/workspaces/test_takedown_git.py"),
     "bundle-list": Exempt("bundles hold canonical refs only, never workspaces (DESIGN.md)"),

@@ -25,6 +25,7 @@ from pathlib import Path
 from repos.git import GitError, run_git
 from repos.gittools import is_zero, list_refs
 from repos.models import Role
+from repos.refstamp import refs_fingerprint
 from repos.selectors import role_for
 from repos.visibility import EVERYTHING, View
 from workspaces import selectors
@@ -62,30 +63,6 @@ def hidden_prefixes(repo, user, role: str | None = None) -> tuple[str, ...]:
         if name != own:
             prefixes.update((f"refs/users/{name}/", f"{ARCHIVE}{name}/"))
     return tuple(sorted(prefixes))
-
-
-def refs_fingerprint(gitdir: Path) -> str:
-    """Changes whenever a ref changes: git writes every ref file (and packed-refs, and the
-    reftable list) through a lock file that is renamed into place, so each write brings a new
-    inode and mtime. A walk of the loose refs is cheap: maintenance packs them."""
-    digest = hashlib.sha256()
-    for name in ("packed-refs", "reftable/tables.list", "HEAD"):
-        _stat_into(digest, gitdir / name, name)
-    refs = gitdir / "refs"
-    for root, dirs, files in os.walk(refs):
-        dirs.sort()
-        for name in sorted(files):
-            path = Path(root) / name
-            _stat_into(digest, path, str(path.relative_to(gitdir)))
-    return digest.hexdigest()
-
-
-def _stat_into(digest, path: Path, label: str) -> None:
-    try:
-        st = path.stat()
-    except OSError:
-        return
-    digest.update(f"{label}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
 
 
 def _excludes(prefixes: Iterable[str]) -> list[str]:

@@ -25,7 +25,7 @@ from repos import archive, blobrender, browse, compare, documents, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
-from repos.views import repo_or_404
+from repos.views import navigation, repo_or_404
 from repos.views.diffs import rendered_diff_context
 from repos.visibility import view_for
 
@@ -158,6 +158,7 @@ def _page_context(repo, revision, entry, tab="code") -> dict:
         "crumbs": _crumbs(repo, revision, entry.path),
         "tab": tab,
         "commits_url": url_for(repo, "commits", revision.name, entry.path),
+        "url_path": quote(entry.path.encode("utf-8", "surrogateescape")),  # for the ref switcher
         "archive_url": url_for(repo, "archive", revision.name),
     }
 
@@ -270,10 +271,11 @@ def _page_number(request) -> int:
 
 
 def _url_rev(rev: str) -> str:
-    """A revision named in a URL: only branches, tags and ids. Full names of other refs (other
-    users' workspaces, hidden or not, archived refs) are not browsable by name."""
-    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/")):
-        raise Http404("not a branch or tag")
+    """A revision named in a URL: branches, tags, workspace refs and ids (resolve_commit asks
+    the viewer's View about the ref). Full names of other refs (archived or taken-down work,
+    imported namespaces) are not browsable by name."""
+    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/", "refs/users/")):
+        raise Http404(NOT_FOUND)
     return rev
 
 
@@ -350,6 +352,7 @@ def compare_view(request, owner: str, name: str, spec: str):
             "head_name": head,
             "comparison": result,
             "tab": "commits",
+            **navigation.picker_context(repo, base, head),
             # A long range: the total counted under a time limit, and less of the diff at first.
             "total_commits": compare.count_commits(repo.disk_path, result.base, result.head)
             if result.commits_truncated

@@ -10,12 +10,14 @@ from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
-from repos import browse, import_requests, lifecycle, selectors, services, sources, webhooks
+from repos import browse, import_requests, lifecycle, refnav, selectors, services, sources, webhooks
 from repos.errors import ServiceError
 from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
 from repos.views import admin_repo_or_404, form_error, repo_or_404
 from repos.views.browse import cached_tree_context, url_for
+
+SIDEBAR_REFS = 10  # branches and tags each in the repository page's sidebar
 
 
 def home(request):
@@ -69,8 +71,9 @@ def repository(request, owner: str, name: str):
         # One canonical URL per repository, whatever case, suffix or trailing slash was typed.
         return redirect(canonical)
     path = repo.disk_path
-    refs = browse.cached_refs(path)  # no process while no branch or tag moves
-    commits = browse.recent_commits(path, repo.default_branch) if refs else []
+    # Both lists cached until a branch or tag moves (refnav): no process on a warm page.
+    branches, tags = refnav.branches(path, repo.default_branch), refnav.tags(path)
+    commits = browse.recent_commits(path, repo.default_branch) if branches else []
     # The default branch's files and README, as on the tree page.
     code = {}
     revision = browse.split_revision(path, repo.default_branch) if commits else None
@@ -87,8 +90,14 @@ def repository(request, owner: str, name: str):
         "repos/repository.html",
         {
             "repo": repo,
-            "branches": [r for r in refs if r.kind == "branch"],
-            "tags": [r for r in refs if r.kind == "tag"],
+            # The first few of each, linked to their trees; the rest on their own pages.
+            "branches": branches[:SIDEBAR_REFS],
+            "tags": tags[:SIDEBAR_REFS],
+            "branches_more": max(0, len(branches) - SIDEBAR_REFS),
+            "tags_more": max(0, len(tags) - SIDEBAR_REFS),
+            "branches_url": reverse("repo-branches", args=[repo.owner.username, repo.name]),
+            "tags_url": reverse("repo-tags", args=[repo.owner.username, repo.name]),
+            "tree_base": f"{canonical}/tree/",
             "commits": commits,
             "clone_url": clone_url,
             "bundle_list_url": bundle_list_url,

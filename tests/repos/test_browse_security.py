@@ -216,9 +216,9 @@ BAD = [
     "compare/main....x",
     "compare/main...-x",
     "compare/main..main",
-    "compare/main...refs/users/olga/x",
-    "archive/refs/users/olga/x.tar.gz",
-    "tree/refs/users/olga/x",
+    "compare/main...refs/archive/olga/x",
+    "archive/refs/archive/olga/x.tar.gz",
+    "tree/refs/archive/olga/x",
     "archive/main.tar.bz2",
     "archive/main",
     "archive/nope.tar.gz",
@@ -230,7 +230,8 @@ BAD = [
 @pytest.mark.parametrize("url", BAD)
 def test_bad_input_is_a_clean_404_or_400(plain, url):
     sha = plain.git("rev-parse", "HEAD")
-    # A workspace ref exists: full names other than refs/heads/ and refs/tags/ are not browsable.
-    run_git(["update-ref", "refs/users/olga/x", sha], repo=Repository.objects.get(name="proj").disk_path)
+    # An archived ref exists: full names outside branches, tags and workspaces are not browsable
+    # (workspace refs by full name: tests/repos/test_navigation.py).
+    run_git(["update-ref", "refs/archive/olga/x", sha], repo=Repository.objects.get(name="proj").disk_path)
     response = Client().get(f"/olga/proj/{url.format(sha=sha)}")
     assert response.status_code in (400, 404), (url, response.status_code)
