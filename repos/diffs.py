@@ -18,10 +18,10 @@ from pathlib import Path
 from django.conf import settings
 
 from repos.git import run_git, stream_git
+from repos.gittools import unquote_path
 
 READ_CHUNK = 64 * 1024
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
-_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
 @dataclass
@@ -202,25 +202,7 @@ def _read_limited(repo_path, args: list[str], max_bytes: int) -> tuple[bytes, bo
 
 def unquote(name: bytes) -> str:
     """A path as git prints it: C-quoted ("a\\tb", octal for odd bytes) or bare."""
-    if len(name) >= 2 and name[:1] == b'"' and name[-1:] == b'"':
-        out = bytearray()
-        body, i = name[1:-1], 0
-        while i < len(body):
-            c = body[i : i + 1]
-            if c == b"\\" and i + 1 < len(body):
-                nxt = body[i + 1 : i + 2]
-                if nxt in _ESCAPES:
-                    out.append(_ESCAPES[nxt])
-                    i += 2
-                    continue
-                if body[i + 1 : i + 4].isdigit():
-                    out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
-                    i += 4
-                    continue
-            out += c
-            i += 1
-        name = bytes(out)
-    return name.decode("utf-8", "replace")
+    return unquote_path(name).decode("utf-8", "replace")
 
 
 def _split_git_line(rest: bytes) -> tuple[str, str]:
