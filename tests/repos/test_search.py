@@ -94,11 +94,13 @@ def test_binary_files_are_skipped_and_odd_names_found(repo):
 def test_other_refs_and_hidden_ones(repo):
     assert "other.txt" in paths(search("q=needle&ref=other"))
     assert "other.txt" not in paths(search("q=needle"))
-    subprocess.run(
-        ["git", "--git-dir", str(repo.disk_path), "update-ref", "refs/users/eve/w", "refs/heads/other"],
-        check=True,
-    )
-    for ref in ("refs/users/eve/w", "nope", "main~1", "-v", "x" * 2000):
+    for ref in ("refs/users/eve/w", "refs/archive/eve/w"):
+        subprocess.run(
+            ["git", "--git-dir", str(repo.disk_path), "update-ref", ref, "refs/heads/other"], check=True
+        )
+    # A workspace ref the viewer may see is searched by its full name, as it is browsed.
+    assert "other.txt" in paths(search("q=needle&ref=refs/users/eve/w"))
+    for ref in ("refs/archive/eve/w", "nope", "main~1", "-v", "x" * 2000):
         search(f"q=needle&ref={ref}", status=404)
 
 
