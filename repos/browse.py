@@ -13,7 +13,7 @@ from django.core.cache import cache
 
 from repos import catfile, gitobjects, refnav
 from repos.git import GitError, run_git
-from repos.gittools import disambiguate, text_ref_map
+from repos.gittools import disambiguate, is_full_id, text_ref_map
 from repos.visibility import EVERYTHING, View, normalize_prefix
 
 # Fragments cached by object ids, which never change: bump the version when their shape does.
@@ -23,7 +23,7 @@ FRAGMENT_VERSION = 1
 FRAGMENT_SECONDS = 7 * 86400
 
 
-def _digest(path: Path, *parts) -> str:
+def fragment_digest(path: Path, *parts) -> str:
     return hashlib.sha256(repr((str(path), *parts)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -61,7 +61,7 @@ def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
     tip = catfile.resolve(path, f"refs/heads/{branch}")
     if tip is None:
         return []
-    key = f"browse:recent:{FRAGMENT_VERSION}:{_digest(path, tip, limit)}"
+    key = f"browse:recent:{FRAGMENT_VERSION}:{fragment_digest(path, tip, limit)}"
     cached = cache.get(key)
     if isinstance(cached, list):
         return cached
@@ -82,7 +82,6 @@ def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
 # --- Browsing: revisions, trees, blobs, history --------------------------------------------
 
 HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
-_FULL_ID = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 # A revision a URL may name: a branch, a tag, a full ref or a hex object id; never a revision
 # expression (`^`, `~`, `:`, `@{`, `..`) and never something git could read as an option.
 _FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
@@ -256,14 +255,14 @@ def entry_at(path: Path, commit: str, item: str) -> Entry | None:
 
 def list_tree(path: Path, tree_sha: str, prefix: str) -> list[Entry]:
     """A directory's entries, directories first, then by name; cached by the tree's id."""
-    key = f"browse:tree:{FRAGMENT_VERSION}:{_digest(path, tree_sha)}"
-    cached = cache.get(key) if _FULL_ID.match(tree_sha) else None
+    key = f"browse:tree:{FRAGMENT_VERSION}:{fragment_digest(path, tree_sha)}"
+    cached = cache.get(key) if is_full_id(tree_sha) else None
     if not isinstance(cached, list):
         items = _tree_items(path, tree_sha)
         if items is None:
             raise GitError(["cat-file", "tree", tree_sha], 128, "not a tree")
         cached = sorted(_entries(path, items, ""), key=lambda e: (not e.is_dir, e.name.lower(), e.name))
-        if _FULL_ID.match(tree_sha):
+        if is_full_id(tree_sha):
             cache.set(key, cached, FRAGMENT_SECONDS)
     base = f"{prefix}/" if prefix else ""
     return [Entry(e.mode, e.kind, e.sha, e.size, base + e.path) for e in cached]
@@ -280,107 +279,3 @@ def read_blob(path: Path, sha: str, *, limit: int | None = None) -> bytes:
 def is_binary(data: bytes) -> bool:
     """git's own test: a NUL byte in the first 8000 bytes."""
     return b"\0" in data[:8000]
-
-
-@dataclass(frozen=True)
-class CommitDetail:
-    sha: str
-    parents: tuple[str, ...]
-    author: str
-    author_email: str
-    authored: datetime
-    committer: str
-    committer_email: str
-    committed: datetime
-    subject: str
-    body: str
-
-    @property
-    def short(self) -> str:
-        return self.sha[:10]
-
-
-_DETAIL_FORMAT = "%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%B%x1e"
-
-
-def _details(out: bytes) -> list[CommitDetail]:
-    commits = []
-    for record in out.decode("utf-8", "replace").split("\x1e"):
-        record = record.lstrip("\n")
-        if not record:
-            continue
-        sha, parents, an, ae, at, cn, ce, ct, message = record.split("\0", 8)
-        subject, _, body = message.strip("\n").partition("\n")
-        commits.append(
-            CommitDetail(
-                sha,
-                tuple(parents.split()),
-                an,
-                ae,
-                datetime.fromtimestamp(int(at or 0), tz=UTC),
-                cn,
-                ce,
-                datetime.fromtimestamp(int(ct or 0), tz=UTC),
-                subject,
-                body.strip("\n"),
-            )
-        )
-    return commits
-
-
-def commit_detail(path: Path, sha: str) -> CommitDetail:
-    """One commit, read through cat-file (as `git log -1` would show it)."""
-    found = catfile.read(path, f"{sha}^{{commit}}")
-    if found is None:
-        raise GitError(["cat-file", "commit", sha], 128, "not a commit")
-    raw = gitobjects.parse_commit(found[1])
-    an, ae, at = gitobjects.split_ident(raw.author)
-    cn, ce, ct = gitobjects.split_ident(raw.committer)
-    subject, _, body = raw.message.strip("\n").partition("\n")
-    return CommitDetail(
-        found[0].oid,
-        raw.parents,
-        an,
-        ae,
-        datetime.fromtimestamp(at, tz=UTC),
-        cn,
-        ce,
-        datetime.fromtimestamp(ct, tz=UTC),
-        subject,
-        body.strip("\n"),
-    )
-
-
-def commit_details(path: Path, shas: list[str]) -> list[CommitDetail]:
-    """These commits, in this order; those no longer in the repository are left out."""
-    if not shas:
-        return []
-    args = ["log", "--ignore-missing", "--no-walk=unsorted", f"--format={_DETAIL_FORMAT}", *shas, "--"]
-    return _details(run_git(args, repo=path).stdout)
-
-
-def log(
-    path: Path,
-    rev: str,
-    *,
-    item: str = "",
-    skip: int = 0,
-    limit: int = 50,
-    exclude: str | None = None,
-) -> list[CommitDetail]:
-    """Up to `limit` commits from `rev` (newest first), after skipping `skip`; only those
-    touching `item` when given; none reachable from `exclude`."""
-    args = ["log", f"--format={_DETAIL_FORMAT}", f"--skip={skip}", f"--max-count={limit}", rev]
-    if exclude:
-        args.append(f"^{exclude}")
-    args += ["--", *([item] if item else [])]
-    # Cached by full ids only: a branch that moves is asked for by its new id.
-    cacheable = _FULL_ID.match(rev) and (exclude is None or _FULL_ID.match(exclude))
-    key = f"browse:log:{FRAGMENT_VERSION}:{_digest(path, rev, item, skip, limit, exclude)}"
-    cached = cache.get(key) if cacheable else None
-    if isinstance(cached, list):
-        return cached
-    found = _details(run_git(args, repo=path, env={"GIT_LITERAL_PATHSPECS": "1"}).stdout)
-    if cacheable:
-        cache.set(key, found, FRAGMENT_SECONDS)
-    return found

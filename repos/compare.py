@@ -8,19 +8,17 @@ Three-dot semantics, like GitHub's compare and `git diff base...head`: the commi
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 from django.core.cache import cache
 
-from repos import browse, diffs
+from repos import browse, diffs, history
 from repos.git import GitTimeout, run_git
-from repos.gittools import merge_base
+from repos.gittools import is_full_id, merge_base
 from repos.visibility import EVERYTHING, View
 
 MAX_COMMITS = 250
 IDS_SECONDS = 7 * 86400
-_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass
@@ -28,7 +26,7 @@ class Comparison:
     base: str  # commit ids
     head: str
     merge_base: str | None  # None: no common history (the diff is against the empty tree)
-    commits: list[browse.CommitDetail]  # newest first, at most MAX_COMMITS
+    commits: list[history.CommitDetail]  # newest first, at most MAX_COMMITS
     commits_truncated: bool
     diff: diffs.Diff | None
 
@@ -55,7 +53,7 @@ def compare(
     head_sha = browse.resolve_commit(path, head, view) if base_sha else None
     if not base_sha or not head_sha:
         return None
-    commits = browse.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)
+    commits = history.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)
     truncated = len(commits) > max_commits
     mb = cached_merge_base(path, base_sha, head_sha)
     diff = diffs.diff(path, mb, head_sha, **diff_options) if with_diff else None
@@ -67,7 +65,7 @@ def compare_ids(repo, base_sha: str, head_sha: str) -> Comparison | None:
     commits between two ids and their merge base never change, and resolving, listing and the
     merge base cost eight git processes a page view. The caller has decided that the viewer
     may see `head_sha` (a page of a proposal's revision)."""
-    if not (_FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha)):
+    if not (is_full_id(base_sha) and is_full_id(head_sha)):
         return compare(repo, base_sha, head_sha, with_diff=False)
     key = (
         "compare:"
@@ -88,7 +86,7 @@ COUNT_SECONDS = 2.0
 def count_commits(repo_path, base_sha: str, head_sha: str) -> int | None:
     """How many commits `base..head` holds (`rev-list --count`), or None when counting takes
     longer than COUNT_SECONDS (a page says "more than" rather than wait); cached by ids."""
-    if not (_FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha)):
+    if not (is_full_id(base_sha) and is_full_id(head_sha)):
         return None
     key = "compare-count:" + hashlib.sha256(f"{repo_path}\0{base_sha}\0{head_sha}".encode()).hexdigest()
     found = cache.get(key)
@@ -113,6 +111,6 @@ def cached_merge_base(repo_path, base_sha: str, head_sha: str) -> str | None:
     if isinstance(found, tuple):
         return found[0]
     mb = merge_base(repo_path, base_sha, head_sha)
-    if _FULL_ID.fullmatch(base_sha) and _FULL_ID.fullmatch(head_sha):
+    if is_full_id(base_sha) and is_full_id(head_sha):
         cache.set(key, (mb,), IDS_SECONDS)
     return mb

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -29,12 +28,12 @@ from django.utils.safestring import SafeString
 from repos import diffs, enqueue
 from repos.diffhighlight import PAGE_BUDGET_CHARS, highlight_diff
 from repos.diffrender import file_rows
+from repos.gittools import is_full_id
 
 # Bump when Diff, Line, the highlighting or the rows change shape: old entries are never read.
 VERSION = 2
 TIMEOUT = 7 * 86400
 log = logging.getLogger(__name__)
-_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def _key(repo_path, base: str | None, head: str, options: dict, paths: Sequence[str]) -> str:
@@ -64,9 +63,7 @@ def rendered_diff(
     partly highlighted one until the task has finished highlighting it): a warm page then
     reads one string instead of unpickling and rendering thousands of rows. `variant` names
     whatever else the HTML depends on (the page's URL in its links, the mode)."""
-    cacheable = _FULL_ID.fullmatch(head) is not None and (
-        base is None or _FULL_ID.fullmatch(base) is not None
-    )
+    cacheable = is_full_id(head) and (base is None or is_full_id(base))
     digest = hashlib.sha256(variant.encode("utf-8", "surrogateescape")).hexdigest()
     key_of = _key(repo_path, base, head, options, paths)
     html_key = f"{key_of}:html:{digest}"
@@ -86,9 +83,7 @@ def _highlighted(
     repo_path: Path | str, base: str | None, head: str, paths: Sequence[str], options: dict
 ) -> tuple[diffs.Diff, bool, str]:
     """(the diff, whether it is completely highlighted, its cache key or "" when uncached)."""
-    cacheable = _FULL_ID.fullmatch(head) is not None and (
-        base is None or _FULL_ID.fullmatch(base) is not None
-    )
+    cacheable = is_full_id(head) and (base is None or is_full_id(base))
     if not cacheable:
         result = diffs.diff(repo_path, base, head, paths=paths, **options)
         highlight_diff(result)

@@ -7,6 +7,7 @@ SHA-256); a ref "not found" is None, never an exception.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,13 @@ from repos.git import GitError, run_git
 
 ZERO_OID = "0" * 40
 ZERO_OID_SHA256 = "0" * 64
+_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def is_full_id(oid: str | None) -> bool:
+    """A whole object id as git prints it (lower-case SHA-1 or SHA-256 hex): a name that never
+    moves, so what is derived from it may be cached for good."""
+    return bool(oid) and _FULL_ID.fullmatch(oid) is not None  # type: ignore[arg-type]
 
 
 def is_zero(oid: str | None) -> bool:

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from repos import browse as repo_browse
+from repos import history
 from repos.errors import ServiceError
 from repos.git import GitError, run_git
 from repos.gittools import rev_parse
@@ -85,7 +86,7 @@ def _prefill(request, repo, refs, branches) -> dict:
     path = repo.disk_path
     try:
         sha, count = first_commit(path, chosen.sha, rev_parse(path, f"refs/heads/{initial['target_branch']}"))
-        commit = repo_browse.commit_detail(path, sha)
+        commit = history.commit_detail(path, sha)
     except (GitError, IndexError, ValueError):
         return initial  # a ref at a blob or tree, say: no commit to take a title from
     initial["title"] = commit.subject[:TITLE_MAX]

@@ -21,7 +21,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, blobrender, browse, compare, documents, rendering
+from repos import archive, blobrender, browse, compare, documents, history, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
@@ -287,7 +287,7 @@ def commits(request, owner: str, name: str, spec: str = ""):
         spec = repo.default_branch
     repo, revision, entry = _locate(request, owner, name, spec)
     page = _page_number(request)
-    found = browse.log(
+    found = history.log(
         repo.disk_path,
         revision.sha,
         item=entry.path,
@@ -316,7 +316,7 @@ def commit(request, owner: str, name: str, sha: str):
     full = browse.visible_commit(repo.disk_path, sha, view_for(repo, request.user))
     if full is None:
         raise Http404(NOT_FOUND)
-    detail = browse.commit_detail(repo.disk_path, full)
+    detail = history.commit_detail(repo.disk_path, full)
     base = detail.parents[0] if detail.parents else None
     return render(
         request,

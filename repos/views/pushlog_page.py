@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.shortcuts import render
 from django.urls import reverse
 
-from repos import browse, pushlog
+from repos import history, pushlog
 from repos.gittools import is_zero
 from repos.models import Push
 from repos.views import repo_or_404
@@ -43,7 +43,7 @@ class RefMove:
 class PushRow:
     push: Push
     refs: list[RefMove]
-    commits: list[browse.CommitDetail]
+    commits: list[history.CommitDetail]
     commit_count: int
     json_url: str
 
@@ -129,7 +129,7 @@ def _rows(repo, pushes: list[Push], shown: pushlog.PushFilter, query: pushlog.Qu
         shas = shown.shas([c.sha for c in push.commits.all()])
         rows.append((push, refs, shas))
     newest = {sha for _push, _refs, shas in rows for sha in shas[::-1][:COMMITS_SHOWN]}
-    details = {c.sha: c for c in browse.commit_details(repo.disk_path, sorted(newest))}
+    details = {c.sha: c for c in history.commit_details(repo.disk_path, sorted(newest))}
     return [
         PushRow(
             push,

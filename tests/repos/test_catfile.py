@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from repos import browse, catfile, gitobjects
+from repos import browse, catfile, gitobjects, history
 
 
 class _Out:
@@ -175,10 +175,10 @@ def test_commit_detail_matches_git_log(tmp_path, git_home):
     repo = _bare(tmp_path, git_home)
     first = _commit(git_home, repo, {b"a": b"1"}, message="one\n\nbody line")
     second = _commit(git_home, repo, {b"a": b"2"}, message="two", parent=first)
-    detail = browse.commit_detail(repo, second)
-    logged = browse.log(repo, second, limit=1)[0]
+    detail = history.commit_detail(repo, second)
+    logged = history.log(repo, second, limit=1)[0]
     assert detail == logged
-    assert browse.commit_detail(repo, first).body == "body line"
+    assert history.commit_detail(repo, first).body == "body line"
 
 
 def test_an_idle_process_is_closed_and_a_later_question_starts_another(tmp_path, git_home, monkeypatch):
