@@ -308,7 +308,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 3 * WEB_EDIT_MAX_BYTES + 64 * 1024)
 REPOSITORY_DELETE_RETENTION_DAYS = env_int("REPOSITORY_DELETE_RETENTION_DAYS", 30, minimum=0)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
-# Browsing (repos/diffs.py, repos/views/browse.py): what a page renders before it offers the rest.
+# Browsing (repos/diffs.py, repos/views/): what a page renders before it offers the rest.
 DIFF_MAX_BYTES = env_int("DIFF_MAX_KB", 1024, minimum=1) * 1024
 DIFF_MAX_FILES = env_int("DIFF_MAX_FILES", 300, minimum=1)
 DIFF_MAX_FILE_LINES = env_int("DIFF_MAX_FILE_LINES", 2000, minimum=1)

@@ -25,7 +25,7 @@ from django.utils.safestring import mark_safe
 from repos import browse
 from repos.blame import AgeScale, Attribution, Group, age_scale
 from repos.git import stream_git
-from repos.views.browse import _locate, _page_context, url_for
+from repos.views.browse import locate, page_context, url_for
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +35,13 @@ ROWS = mark_safe("<!--blame:rows-->")
 
 
 def blame(request, owner: str, name: str, spec: str):
-    repo, revision, entry = _locate(request, owner, name, spec)
+    repo, revision, entry = locate(request, owner, name, spec)
     if entry.kind == "tree":
         return redirect(url_for(repo, "tree", revision.name, entry.path))
     if entry.kind != "blob":
         raise Http404("a submodule")
     context = {
-        **_page_context(repo, revision, entry),
+        **page_context(repo, revision, entry),
         "blob_url": url_for(repo, "blob", revision.name, entry.path),
         "raw_url": url_for(repo, "raw", revision.name, entry.path),
         "size": entry.size,

@@ -1,4 +1,4 @@
-"""Browsing pages: tree, file, raw, history, commit, compare and archives.
+"""Browsing pages: tree, file, raw and archives (history, commit and compare: repos.views.history).
 
 Every view starts with repo_or_404 (private repositories are 404 to outsiders) and turns
 every bad input (unknown ref, `..` in a path, a page past the end, a non-hex id) into a 404,
@@ -21,16 +21,12 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, blobrender, browse, compare, documents, history, rendering
+from repos import archive, blobrender, browse, documents, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
-from repos.gittools import rev_parse
-from repos.views import navigation, repo_or_404
-from repos.views.diffs import rendered_diff_context
+from repos.views import repo_or_404
 from repos.visibility import view_for
 
-COMMITS_PER_PAGE = 50
-MAX_PAGE = 10_000
 IMAGE_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -43,7 +39,6 @@ SHA_IN_URL = re.compile(r"^[0-9a-fA-F]{4,64}$")
 # A compare of more commits than compare.MAX_COMMITS shows this much of its diff at first
 # (?all=1 shows the rest): rendering a megabyte of rows took most of a second.
 RAW_INLINE_BYTES = 1024 * 1024  # smaller files are read through cat-file; larger ones streamed
-LONG_COMPARE_DIFF_CAPS = {"max_bytes": 256 * 1024, "max_files": 50, "max_file_lines": 1000}
 
 
 def display(name: str) -> str:
@@ -65,7 +60,7 @@ def url_for(repo, kind: str, ref: str, path: str = "") -> str:
 NOT_FOUND = "no such ref"  # one message for unknown, malformed and hidden alike
 
 
-def _locate(request, owner: str, name: str, spec: str):
+def locate(request, owner: str, name: str, spec: str):
     """(repo, revision, entry) for `<ref>/<path>`, or 404."""
     repo = repo_or_404(request, owner, name)
     revision = browse.split_revision(repo.disk_path, spec.removesuffix("/"), view_for(repo, request.user))
@@ -150,7 +145,7 @@ def cached_tree_context(repo, revision, entry) -> dict:
     return found
 
 
-def _page_context(repo, revision, entry, tab="code") -> dict:
+def page_context(repo, revision, entry, tab="code") -> dict:
     return {
         "repo": repo,
         "revision": revision,
@@ -164,7 +159,7 @@ def _page_context(repo, revision, entry, tab="code") -> dict:
 
 
 def tree(request, owner: str, name: str, spec: str):
-    repo, revision, entry = _locate(request, owner, name, spec)
+    repo, revision, entry = locate(request, owner, name, spec)
     if entry.kind == "blob":
         return redirect(url_for(repo, "blob", revision.name, entry.path))
     if entry.kind != "tree":
@@ -172,18 +167,18 @@ def tree(request, owner: str, name: str, spec: str):
     return render(
         request,
         "repos/tree.html",
-        {**_page_context(repo, revision, entry), **cached_tree_context(repo, revision, entry)},
+        {**page_context(repo, revision, entry), **cached_tree_context(repo, revision, entry)},
     )
 
 
 def blob(request, owner: str, name: str, spec: str):
-    repo, revision, entry = _locate(request, owner, name, spec)
+    repo, revision, entry = locate(request, owner, name, spec)
     if entry.kind == "tree":
         return redirect(url_for(repo, "tree", revision.name, entry.path))
     if entry.kind != "blob":
         raise Http404("a submodule")
     context = {
-        **_page_context(repo, revision, entry),
+        **page_context(repo, revision, entry),
         "size": entry.size,
         "raw_url": url_for(repo, "raw", revision.name, entry.path),
         "permalink": url_for(repo, "blob", revision.sha, entry.path),
@@ -227,7 +222,7 @@ def blob(request, owner: str, name: str, spec: str):
 def raw(request, owner: str, name: str, spec: str):
     """The file's bytes, streamed. Never rendered by the browser as a page of our origin:
     text is text/plain, other bytes an attachment, and the CSP sandbox covers the rest."""
-    repo, _revision, entry = _locate(request, owner, name, spec)
+    repo, _revision, entry = locate(request, owner, name, spec)
     if entry.kind != "blob":
         raise Http404("not a file")
     proc = None
@@ -263,14 +258,7 @@ def raw(request, owner: str, name: str, spec: str):
     return response
 
 
-def _page_number(request) -> int:
-    raw_page = request.GET.get("page", "1")
-    if not raw_page.isdigit() or not 1 <= int(raw_page) <= MAX_PAGE:
-        raise Http404("no such page")
-    return int(raw_page)
-
-
-def _url_rev(rev: str) -> str:
+def url_rev(rev: str) -> str:
     """A revision named in a URL: branches, tags, workspace refs and ids (resolve_commit asks
     the viewer's View about the ref). Full names of other refs (archived or taken-down work,
     imported namespaces) are not browsable by name."""
@@ -279,102 +267,13 @@ def _url_rev(rev: str) -> str:
     return rev
 
 
-def commits(request, owner: str, name: str, spec: str = ""):
-    if not spec:
-        repo = repo_or_404(request, owner, name)
-        if rev_parse(repo.disk_path, f"refs/heads/{repo.default_branch}") is None:
-            return redirect(repo_base(repo))  # an empty repository: nothing to list yet
-        spec = repo.default_branch
-    repo, revision, entry = _locate(request, owner, name, spec)
-    page = _page_number(request)
-    found = history.log(
-        repo.disk_path,
-        revision.sha,
-        item=entry.path,
-        skip=(page - 1) * COMMITS_PER_PAGE,
-        limit=COMMITS_PER_PAGE + 1,
-    )
-    if not found and page > 1:
-        raise Http404("past the last page")
-    return render(
-        request,
-        "repos/commits.html",
-        {
-            **_page_context(repo, revision, entry, tab="commits"),
-            "commits": found[:COMMITS_PER_PAGE],
-            "page": page,
-            "older": len(found) > COMMITS_PER_PAGE,
-            "newer": page > 1,
-        },
-    )
-
-
-def commit(request, owner: str, name: str, sha: str):
-    """One commit and its diff against its first parent (a root commit: against the empty
-    tree). An abbreviated id that is ambiguous answers 404, like one that is missing."""
-    repo = repo_or_404(request, owner, name)
-    full = browse.visible_commit(repo.disk_path, sha, view_for(repo, request.user))
-    if full is None:
-        raise Http404(NOT_FOUND)
-    detail = history.commit_detail(repo.disk_path, full)
-    base = detail.parents[0] if detail.parents else None
-    return render(
-        request,
-        "repos/commit.html",
-        {
-            "repo": repo,
-            "commit": detail,
-            "tab": "commits",
-            "tree_url": url_for(repo, "tree", full),
-            **rendered_diff_context(request, repo.disk_path, base, full),
-        },
-    )
-
-
-def compare_view(request, owner: str, name: str, spec: str):
-    """`base...head`, or just `head` (against the default branch). Both sides are resolved as
-    the viewer may see them: a hidden base would still show as the bound of a comparison."""
-    repo = repo_or_404(request, owner, name)
-    base, sep, head = spec.partition("...")
-    if not sep:
-        base, head = repo.default_branch, spec
-    result = compare.compare(
-        repo, _url_rev(base), _url_rev(head), with_diff=False, view=view_for(repo, request.user)
-    )
-    if result is None:
-        raise Http404(NOT_FOUND)
-    return render(
-        request,
-        "repos/compare.html",
-        {
-            "repo": repo,
-            "base_name": base,
-            "head_name": head,
-            "comparison": result,
-            "tab": "commits",
-            **navigation.picker_context(repo, base, head),
-            # A long range: the total counted under a time limit, and less of the diff at first.
-            "total_commits": compare.count_commits(repo.disk_path, result.base, result.head)
-            if result.commits_truncated
-            else None,
-            **rendered_diff_context(
-                request,
-                repo.disk_path,
-                result.merge_base,
-                result.head,
-                caps=LONG_COMPARE_DIFF_CAPS if result.commits_truncated else None,
-            ),
-        },
-    )
-
-
 def archive_view(request, owner: str, name: str, spec: str):
     repo = repo_or_404(request, owner, name)
     suffix = next((s for s in archive.FORMATS if spec.endswith(s)), None)
     if suffix is None:
         raise Http404("unknown archive format")
     ref = spec[: -len(suffix)]
-    sha = browse.resolve_commit(repo.disk_path, _url_rev(ref), view_for(repo, request.user))
+    sha = browse.resolve_commit(repo.disk_path, url_rev(ref), view_for(repo, request.user))
     if sha is None:
         raise Http404(NOT_FOUND)
     is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())

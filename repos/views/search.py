@@ -17,7 +17,7 @@ from django.shortcuts import render
 
 from repos import browse, grep
 from repos.views import repo_or_404
-from repos.views.browse import NOT_FOUND, _url_rev, display, url_for
+from repos.views.browse import NOT_FOUND, display, url_for, url_rev
 from repos.visibility import view_for
 
 
@@ -33,7 +33,7 @@ def search(request, owner: str, name: str):
     page = _page_number(request)
     asked_ref = request.GET.get("ref", "")
     ref = asked_ref or repo.default_branch
-    sha = browse.resolve_commit(repo.disk_path, _url_rev(ref), view_for(repo, request.user))
+    sha = browse.resolve_commit(repo.disk_path, url_rev(ref), view_for(repo, request.user))
     if sha is None and asked_ref:
         raise Http404(NOT_FOUND)
     params = {
