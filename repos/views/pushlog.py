@@ -7,7 +7,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
-from repos import pushlog
+from repos import pushlog, pushlog_query
 from repos.models import Push
 from repos.views import repo_or_404
 from repos.visibility import view_for
@@ -18,8 +18,8 @@ FEED_ITEMS = 50
 def json_pushes(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     try:
-        body = pushlog.render(repo, pushlog.parse_query(request.GET), view_for(repo, request.user))
-    except pushlog.PushlogQueryError as exc:
+        body = pushlog.render(repo, pushlog_query.parse_query(request.GET), view_for(repo, request.user))
+    except pushlog_query.PushlogQueryError as exc:
         return JsonResponse({"error": {"code": "invalid", "message": str(exc)}}, status=400)
     response = JsonResponse(body)
     if repo.is_public:

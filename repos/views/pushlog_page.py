@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.shortcuts import render
 from django.urls import reverse
 
-from repos import history, pushlog
+from repos import history, pushlog, pushlog_query
 from repos.gittools import is_zero
 from repos.models import Push
 from repos.views import repo_or_404
@@ -56,7 +56,7 @@ def _params(request) -> dict[str, str]:
     return params
 
 
-def _page(qs, query: pushlog.Query) -> tuple[list[Push], int | None, int | None]:
+def _page(qs, query: pushlog_query.Query) -> tuple[list[Push], int | None, int | None]:
     """One page of pushes, newest first, and the startID / endID of the pages beside it."""
     if query.start_id is not None:  # the newer page: the oldest PER_PAGE above start_id
         rows = list(qs.filter(pk__gt=query.start_id).order_by("pk")[: PER_PAGE + 1])
@@ -98,10 +98,10 @@ def pushlog_page(request, owner: str, name: str):
     }
     shown = pushlog.PushFilter(repo, view_for(repo, request.user))
     try:
-        query = pushlog.parse_query(filters)
+        query = pushlog_query.parse_query(filters)
         qs = pushlog.filter_pushes(repo, dataclasses.replace(query, start_id=None, end_id=None), shown)
         pushes, newer, older = _page(qs.prefetch_related("ref_updates", "commits"), query)
-    except pushlog.PushlogQueryError as exc:
+    except pushlog_query.PushlogQueryError as exc:
         return render(request, "repos/pushlog.html", {**context, "error": str(exc)}, status=400)
     context["rows"] = _rows(repo, pushes, shown, query, json_base)
     context["newer_url"] = _link(here, filters, startID=newer) if newer is not None else None
@@ -109,9 +109,9 @@ def pushlog_page(request, owner: str, name: str):
     return render(request, "repos/pushlog.html", context)
 
 
-def _rows(repo, pushes: list[Push], shown: pushlog.PushFilter, query: pushlog.Query, json_base: str):
+def _rows(repo, pushes: list[Push], shown: pushlog.PushFilter, query: pushlog_query.Query, json_base: str):
     base = reverse("repository", kwargs={"owner": repo.owner.username, "name": repo.name})
-    wanted = pushlog.ref_names(query.ref) if query.ref else None
+    wanted = pushlog_query.ref_names(query.ref) if query.ref else None
     rows = []
     for push in pushes:
         refs = [

@@ -169,9 +169,9 @@ def test_bad_parameters_are_400(world, history, query):
 
 
 def test_page_size_is_bounded(world, history, settings):
-    from repos import pushlog
+    from repos import pushlog_query
 
-    assert pushlog.PAGE_MAX == 500
+    assert pushlog_query.PAGE_MAX == 500
     repo_pushes = Push.objects.filter(repository=world.repo)
     first = repo_pushes.first()
     Push.objects.bulk_create([Push(repository=world.repo, pusher_name="bot") for _ in range(600)])
