@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "reviews",
     "showwork",
     "notifications",
+    "search",
 ]
 
 # What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the

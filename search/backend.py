@@ -1,0 +1,102 @@
+"""Run a search for one viewer: pick the engine by database vendor, join every statement with
+the repositories the viewer may read, and filter what the viewer's View hides (proposals of
+hidden workspaces, commits only hidden refs reach) from the rows found.
+
+    backend.count("code", query, user)            -> int (at most COUNT_CAP)
+    backend.find("code", query, user, 0, 20)      -> list of hits (search.results)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from time import monotonic
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+from repos.selectors import visible_repositories
+from search import results
+from search.engines import Engine, Statement, Visible
+from search.engines.postgres import PostgresEngine
+from search.engines.sqlite import SqliteEngine
+from search.query import KINDS, Query, QueryError, check_for
+
+COUNT_CAP = 1000
+
+
+def engine() -> Engine:
+    if connection.vendor == "postgresql":
+        return PostgresEngine()
+    if connection.vendor == "sqlite":
+        return SqliteEngine()
+    raise QueryError(f"Search does not support the {connection.vendor} database.")
+
+
+def visible_scope(user) -> Visible:
+    """The SQL (and parameters) of the ids of the repositories `user` may read: the same
+    queryset every list of the site uses, compiled, never copied."""
+    sql, params = visible_repositories(user).order_by().values("id").query.sql_with_params()
+    return Visible(sql, tuple(params))
+
+
+def _statement(kind: str, query: Query, user) -> Statement:
+    if kind not in KINDS:
+        raise QueryError(f"Search one of: {', '.join(KINDS)}.")
+    chosen = engine()
+    check_for(kind, query, vendor=chosen.vendor)
+    return getattr(chosen, kind)(query, visible_scope(user))
+
+
+def count(kind: str, query: Query, user) -> int:
+    sql, params = _statement(kind, query, user).count_sql(COUNT_CAP)
+    with _deadline() as cursor:
+        cursor.execute(sql, params)
+        return int(cursor.fetchone()[0])
+
+
+def find(kind: str, query: Query, user, offset: int, limit: int) -> list:
+    sql, params = _statement(kind, query, user).ids_sql(offset, limit)
+    with _deadline() as cursor:
+        cursor.execute(sql, params)
+        ids = [row[0] for row in cursor.fetchall()]
+    return results.build(kind, ids, query, user)
+
+
+def timeout_seconds() -> float:
+    return float(getattr(settings, "SEARCH_TIMEOUT_SECONDS", 5.0))
+
+
+@contextmanager
+def _deadline() -> Iterator:
+    """A cursor whose statements stop after timeout_seconds() (a regular expression that is
+    slow for the engine, a common word over a huge index): QueryError, never a stuck worker."""
+    limit = timeout_seconds()
+    try:
+        if connection.vendor == "postgresql":
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL statement_timeout = {int(limit * 1000)}")
+                yield cursor
+        else:
+            with connection.cursor() as cursor, _sqlite_deadline(limit):
+                yield cursor
+    except DatabaseError as exc:
+        text = str(exc).lower()
+        if "regular expression" in text:
+            raise QueryError("Not a valid regular expression for the database.") from None
+        if "timeout" in text or "interrupted" in text or "canceling statement" in text:
+            raise QueryError("The search took too long; search for something more specific.") from None
+        raise
+
+
+@contextmanager
+def _sqlite_deadline(limit: float) -> Iterator[None]:
+    connection.ensure_connection()
+    raw = connection.connection
+    end = monotonic() + limit
+    # A non-zero return interrupts the statement (OperationalError "interrupted").
+    raw.set_progress_handler(lambda: int(monotonic() > end), 10000)
+    try:
+        yield
+    finally:
+        raw.set_progress_handler(None, 0)
