@@ -14,6 +14,7 @@ from time import monotonic
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
 
 from repos.selectors import visible_repositories
 from search import results
@@ -21,6 +22,7 @@ from search.engines import Engine, Statement, Visible
 from search.engines.postgres import PostgresEngine
 from search.engines.sqlite import SqliteEngine
 from search.query import KINDS, Query, QueryError, check_for
+from workspaces.models import Workspace
 
 COUNT_CAP = 1000
 
@@ -49,10 +51,37 @@ def _statement(kind: str, query: Query, user) -> Statement:
 
 
 def count(kind: str, query: Query, user) -> int:
-    sql, params = _statement(kind, query, user).count_sql(COUNT_CAP)
+    statement = _statement(kind, query, user)
+    sql, params = statement.count_sql(COUNT_CAP)
     with _deadline() as cursor:
         cursor.execute(sql, params)
-        return int(cursor.fetchone()[0])
+        total = int(cursor.fetchone()[0])
+    if total and kind in FILTERED_AFTER:
+        total -= _hidden_matches(kind, statement, query, user)
+    return total
+
+
+# Kinds whose rows the viewer's View may still hide in a readable repository.
+FILTERED_AFTER = ("commits", "proposals")
+
+
+def _hidden_matches(kind: str, statement: Statement, query: Query, user) -> int:
+    """How many matches the View hides, so a count never tells of hidden content. Only
+    repositories with hidden or taken-down workspaces can hide any: few, and looked at alone."""
+    moderated = sorted(
+        set(
+            Workspace.objects.filter(Q(hidden=True) | Q(taken_down=True)).values_list(
+                "repository_id", flat=True
+            )
+        )
+    )
+    if not moderated:
+        return 0
+    sql, params = statement.within(moderated).ids_sql(0, COUNT_CAP)
+    with _deadline() as cursor:
+        cursor.execute(sql, params)
+        ids = [row[0] for row in cursor.fetchall()]
+    return len(ids) - len(results.build(kind, ids, query, user))
 
 
 def find(kind: str, query: Query, user, offset: int, limit: int) -> list:

@@ -7,7 +7,7 @@ about repository content joins, so a query can only ever return rows of those re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from search.query import Query
@@ -23,6 +23,7 @@ class Visible:
 class Statement:
     key: str  # the selected id column
     body: str  # FROM ... WHERE ...
+    repository: str  # the repository id column ("" for users)
     params: list = field(default_factory=list)
     order: str = "1"
     order_params: list = field(default_factory=list)
@@ -30,6 +31,15 @@ class Statement:
     def ids_sql(self, offset: int, limit: int) -> tuple[str, list]:
         sql = f"SELECT {self.key} {self.body} ORDER BY {self.order} LIMIT %s OFFSET %s"
         return sql, [*self.params, *self.order_params, limit, offset]
+
+    def within(self, repository_ids: list[int]) -> Statement:
+        """The same search in these repositories only."""
+        marks = ", ".join(["%s"] * len(repository_ids))
+        return replace(
+            self,
+            body=f"{self.body} AND {self.repository} IN ({marks})",
+            params=[*self.params, *repository_ids],
+        )
 
     def count_sql(self, cap: int) -> tuple[str, list]:
         # Counting every match of a common word over a large index costs as much as finding

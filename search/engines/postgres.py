@@ -25,6 +25,7 @@ class PostgresEngine:
             first = "c.path ILIKE %s ESCAPE '\\'"
         return Statement(
             key="c.id",
+            repository="c.repository_id",
             body=f"FROM search_codefile c WHERE c.repository_id IN ({visible.sql}) AND ({match})",
             params=[*visible.params, pattern, pattern],
             # Files whose path matches first, then shallow paths before deep ones.
@@ -39,6 +40,7 @@ class PostgresEngine:
             params.append(query.sha_prefix + "%")
         return Statement(
             key="e.id",
+            repository="e.repository_id",
             body=f"FROM search_commitentry e WHERE e.repository_id IN ({visible.sql}) AND ({match})",
             params=[*visible.params, *params],
             order="e.committed_at DESC, e.id DESC",
@@ -48,6 +50,7 @@ class PostgresEngine:
         like = query.like_pattern()
         return Statement(
             key="r.repository_id",
+            repository="r.repository_id",
             body=(
                 f"FROM search_repositoryentry r WHERE r.repository_id IN ({visible.sql}) AND "
                 f"(r.document @@ {TSQUERY} OR r.name ILIKE %s ESCAPE '\\' "
@@ -65,6 +68,7 @@ class PostgresEngine:
             params.append(query.number)
         return Statement(
             key="p.proposal_id",
+            repository="p.repository_id",
             body=f"FROM search_proposalentry p WHERE p.repository_id IN ({visible.sql}) AND ({match})",
             params=[*visible.params, *params],
             order=f"ts_rank(p.document, {TSQUERY}) DESC, p.proposal_id DESC",
@@ -74,6 +78,7 @@ class PostgresEngine:
     def users(self, query: Query, visible: Visible) -> Statement:
         return Statement(
             key="u.user_id",
+            repository="",
             body=f"FROM search_userentry u WHERE u.document @@ {TSQUERY} OR u.username ILIKE %s ESCAPE '\\'",
             params=[query.text, query.like_pattern()],
             order="lower(u.username) = lower(%s) DESC, u.username",

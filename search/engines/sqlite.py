@@ -30,6 +30,7 @@ class SqliteEngine:
     def code(self, query: Query, visible: Visible) -> Statement:
         return Statement(
             key="c.id",
+            repository="c.repository_id",
             body=(
                 "FROM search_fts_codefile f JOIN search_codefile c ON c.id = f.rowid "
                 f"WHERE search_fts_codefile MATCH %s AND c.repository_id IN ({visible.sql})"
@@ -46,6 +47,7 @@ class SqliteEngine:
             params.append(query.sha_prefix + "%")
         return Statement(
             key="e.id",
+            repository="e.repository_id",
             body=f"FROM search_commitentry e WHERE e.repository_id IN ({visible.sql}) AND ({match})",
             params=[*visible.params, *params],
             order="e.committed_at DESC, e.id DESC",
@@ -55,6 +57,7 @@ class SqliteEngine:
         like = query.like_pattern()
         return Statement(
             key="r.repository_id",
+            repository="r.repository_id",
             body=(
                 f"FROM search_repositoryentry r WHERE r.repository_id IN ({visible.sql}) AND "
                 f"(r.repository_id IN {_in_fts('repositoryentry')} OR r.name LIKE %s ESCAPE '\\' "
@@ -72,6 +75,7 @@ class SqliteEngine:
             params.append(query.number)
         return Statement(
             key="p.proposal_id",
+            repository="p.repository_id",
             body=f"FROM search_proposalentry p WHERE p.repository_id IN ({visible.sql}) AND ({match})",
             params=[*visible.params, *params],
             order="p.proposal_id DESC",
@@ -80,6 +84,7 @@ class SqliteEngine:
     def users(self, query: Query, visible: Visible) -> Statement:
         return Statement(
             key="u.user_id",
+            repository="",
             body=f"FROM search_userentry u WHERE u.user_id IN {_in_fts('userentry')} OR u.username LIKE %s ESCAPE '\\'",
             params=[fts_terms(query), query.like_pattern()],
             order="lower(u.username) = lower(%s) DESC, u.username",
