@@ -53,7 +53,7 @@ def _statement(kind: str, query: Query, user) -> Statement:
 def count(kind: str, query: Query, user) -> int:
     statement = _statement(kind, query, user)
     sql, params = statement.count_sql(COUNT_CAP)
-    with _deadline() as cursor:
+    with _deadline(statement) as cursor:
         cursor.execute(sql, params)
         total = int(cursor.fetchone()[0])
     if total and kind in FILTERED_AFTER:
@@ -78,15 +78,16 @@ def _hidden_matches(kind: str, statement: Statement, query: Query, user) -> int:
     if not moderated:
         return 0
     sql, params = statement.within(moderated).ids_sql(0, COUNT_CAP)
-    with _deadline() as cursor:
+    with _deadline(statement) as cursor:
         cursor.execute(sql, params)
         ids = [row[0] for row in cursor.fetchall()]
     return len(ids) - len(results.build(kind, ids, query, user))
 
 
 def find(kind: str, query: Query, user, offset: int, limit: int) -> list:
-    sql, params = _statement(kind, query, user).ids_sql(offset, limit)
-    with _deadline() as cursor:
+    statement = _statement(kind, query, user)
+    sql, params = statement.ids_sql(offset, limit)
+    with _deadline(statement) as cursor:
         cursor.execute(sql, params)
         ids = [row[0] for row in cursor.fetchall()]
     return results.build(kind, ids, query, user)
@@ -97,7 +98,7 @@ def timeout_seconds() -> float:
 
 
 @contextmanager
-def _deadline() -> Iterator:
+def _deadline(statement: Statement) -> Iterator:
     """A cursor whose statements stop after timeout_seconds() (a regular expression that is
     slow for the engine, a common word over a huge index): QueryError, never a stuck worker."""
     limit = timeout_seconds()
@@ -105,6 +106,8 @@ def _deadline() -> Iterator:
         if connection.vendor == "postgresql":
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL statement_timeout = {int(limit * 1000)}")
+                for sql in statement.prelude:
+                    cursor.execute(sql)
                 yield cursor
         else:
             with connection.cursor() as cursor, _sqlite_deadline(limit):

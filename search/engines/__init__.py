@@ -27,6 +27,8 @@ class Statement:
     params: list = field(default_factory=list)
     order: str = "1"
     order_params: list = field(default_factory=list)
+    # Statements of the engine's own (no parameters) run first in the same transaction.
+    prelude: tuple[str, ...] = ()
 
     def ids_sql(self, offset: int, limit: int) -> tuple[str, list]:
         sql = f"SELECT {self.key} {self.body} ORDER BY {self.order} LIMIT %s OFFSET %s"

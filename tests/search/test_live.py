@@ -23,18 +23,22 @@ def test_a_push_indexes_changed_files_and_drops_deleted_ones(celery_worker_proce
     assert owner.push("main").returncode == 0
     repo = world.repo
     wait_until(
-        lambda: {"src/keeper.py", "docs/old.txt"} <= set(_paths(repo)),
+        lambda: (
+            {"src/keeper.py", "docs/old.txt"} <= set(_paths(repo))
+            and CommitEntry.objects.filter(repository=repo).count() == 3
+        ),
         timeout=90,
-        what=lambda: f"the pushed files indexed; worker log:\n{celery_worker_process.log_path.read_text()[-3000:]}",
+        what=lambda: (
+            f"the pushed files indexed; worker log:\n{celery_worker_process.log_path.read_text()[-3000:]}"
+        ),
         alive=celery_worker_process,
     )
-    assert CommitEntry.objects.filter(repository=repo).count() == 3
 
     owner.git("rm", "--quiet", "docs/old.txt", check=True)
     head = owner.commit("    return 'brighter lamp'", name="src/keeper.py")
     assert owner.push("main").returncode == 0
     wait_until(
-        lambda: IndexState.objects.filter(repository=repo, code_commit=head).exists(),
+        lambda: IndexState.objects.filter(repository=repo, code_commit=head, commit_tips=[head]).exists(),
         timeout=90,
         what="the second push indexed",
         alive=celery_worker_process,
