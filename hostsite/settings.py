@@ -318,6 +318,12 @@ DIFF_FULL_MAX_FILE_LINES = env_int("DIFF_FULL_MAX_FILE_LINES", 200000, minimum=1
 # Files larger than this are offered as a raw download instead of being shown inline.
 BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
 
+# --- search (search/) ----------------------------------------------------------------------------
+# Files of a default branch larger than this are not indexed for code search; a search that runs
+# longer than SEARCH_TIMEOUT_SECONDS is stopped and answered with a message.
+SEARCH_MAX_FILE_BYTES = env_int("SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
+SEARCH_TIMEOUT_SECONDS = env_int("SEARCH_TIMEOUT_SECONDS", 5, minimum=1, maximum=300)
+
 # --- REST API (hostsite.api_settings) ---------------------------------------------------------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here
     API_MAX_BODY,

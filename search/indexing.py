@@ -33,7 +33,7 @@ ROWS_PER_WRITE = 500
 
 
 def max_file_bytes() -> int:
-    return int(getattr(settings, "SEARCH_MAX_FILE_BYTES", 1024 * 1024))
+    return int(settings.SEARCH_MAX_FILE_BYTES)
 
 
 @dataclass(frozen=True)

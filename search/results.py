@@ -205,7 +205,8 @@ def mark(text: str, query: Query, *, words: bool = False) -> SafeString:
     pattern = _pattern(query, words=words)
     if pattern is None or not text:
         return escape(text)
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for match in pattern.finditer(text):
         if match.end() == match.start():
             continue

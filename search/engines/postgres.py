@@ -68,7 +68,8 @@ class PostgresEngine:
         )
 
     def proposals(self, query: Query, visible: Visible) -> Statement:
-        match, params = f"p.document @@ {TSQUERY}", [query.text]
+        match = f"p.document @@ {TSQUERY}"
+        params: list[str | int] = [query.text]
         if query.number is not None:
             match += " OR p.number = %s"
             params.append(query.number)

@@ -69,7 +69,8 @@ class SqliteEngine:
         )
 
     def proposals(self, query: Query, visible: Visible) -> Statement:
-        match, params = f"p.proposal_id IN {_in_fts('proposalentry')}", [fts_terms(query)]
+        match = f"p.proposal_id IN {_in_fts('proposalentry')}"
+        params: list[str | int] = [fts_terms(query)]
         if query.number is not None:
             match += " OR p.number = %s"
             params.append(query.number)
