@@ -80,6 +80,11 @@ def test_regex_on_postgres(make_work):
     work.index()
     assert titles("code", r"main\(\w+\)", regex=True) == ["a.c"]
     assert titles("code", r"return [0-9]+;", regex=True) == ["a.c"]
+    # PostgreSQL's own syntax (\m: start of a word), and its refusals as messages.
+    assert titles("code", r"\mhelper", regex=True) == ["b.c"]
+    for bad in ("(unclosed", "a{2,1}", "[z-a]"):
+        with pytest.raises(QueryError, match="regular expression"):
+            found("code", bad, regex=True)
 
 
 def test_regex_refused_where_the_engine_has_none(make_work):
