@@ -59,6 +59,10 @@ class ProposalHitSerializer(serializers.Serializer):
 Q_PARAMETER = OpenApiParameter(
     "q", str, required=True, description="What to search for (at most 256 characters; a literal)."
 )
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int, required=False, description="A page number (from 1)."),
+    OpenApiParameter("per_page", int, required=False, description="Results per page (at most 100)."),
+]
 REGEX_PARAMETER = OpenApiParameter(
     "regex", bool, required=False, description="Code only, PostgreSQL only: `q` is a regular expression."
 )
@@ -85,7 +89,7 @@ def _view(kind: str, serializer: type[serializers.Serializer], parameters: list)
     # A function per view: drf-spectacular keeps each operation's schema on its function.
     @extend_schema(
         operation_id=f"search_{kind}",
-        parameters=parameters,
+        parameters=[*parameters, *PAGE_PARAMETERS],
         responses=paginated(serializer),
         summary=f"Search {kind} you may read",
     )
