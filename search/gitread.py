@@ -131,6 +131,16 @@ def new_commits(repo: Path, tips: list[str], done: list[str]) -> list[str]:
     return run_git(args, repo=repo, input=wanted.encode(), timeout=600).text.split()
 
 
+def left_behind(repo: Path, done: list[str], tips: list[str]) -> list[str]:
+    """Commits reachable from `done` (what was indexed) and from none of `tips` (the branches
+    now): what a force-push or a deleted branch took off the branches."""
+    if not done:
+        return []
+    wanted = "".join(f"{oid}\n" for oid in done) + "".join(f"^{tip}\n" for tip in tips)
+    args = ["rev-list", "--ignore-missing", "--stdin"]
+    return run_git(args, repo=repo, input=wanted.encode(), timeout=600).text.split()
+
+
 def commit_details(repo: Path, shas: list[str]) -> list[CommitInfo]:
     if not shas:
         return []

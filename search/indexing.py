@@ -5,6 +5,8 @@ only what changed between the indexed commit and the branch's tip (`diff-tree`),
 read in batches. Commits: those of refs/heads/* not indexed yet, oldest first, at most
 COMMITS_PER_RUN per run; the tips of what is done are recorded, so the next run continues.
 
+Commits that a force-push or a deleted branch took off every branch leave the index.
+
 Every write is keyed (repository + path hash, repository + sha) and upserted, so a run that
 is repeated (a task delivered twice) or interrupted changes nothing twice. One run per
 repository at a time (repos.locking.claim)."""
@@ -160,6 +162,15 @@ def _index_commits(repo: Repository, state: IndexState, cap: int) -> tuple[int, 
     path = Path(repo.disk_path)
     tips = gitread.branch_tips(path)
     done = list(state.commit_tips)
+    gone = gitread.left_behind(path, done, tips)
+    if gone:
+        for start in range(0, len(gone), ROWS_PER_WRITE):
+            part = gone[start : start + ROWS_PER_WRITE]
+            CommitEntry.objects.filter(repository=repo, sha__in=part).delete()
+        # What is left of `done` is still on a branch (or gone from the repository).
+        left = set(gone)
+        done = [oid for oid in done if oid not in left]
+        _save(state, commit_tips=sorted(done))
     pending = gitread.new_commits(path, tips, done)
     if not pending:
         if sorted(done) != tips:

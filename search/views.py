@@ -7,6 +7,7 @@ from django.core.paginator import EmptyPage, Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from search import backend
 from search.paging import Results
 from search.query import KINDS, QueryError, parse
 
@@ -24,7 +25,13 @@ LABELS = {
 def search_page(request):
     kind = request.GET.get("type") or "code"
     regex = request.GET.get("regex") == "1"
-    context: dict = {"q": request.GET.get("q", ""), "kind": kind, "regex": regex, "labels": LABELS}
+    context: dict = {
+        "q": request.GET.get("q", ""),
+        "kind": kind,
+        "regex": regex,
+        "labels": LABELS,
+        "count_cap": backend.COUNT_CAP,
+    }
     try:
         if kind not in KINDS:
             raise QueryError(f"Search one of: {', '.join(KINDS)}.")

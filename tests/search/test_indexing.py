@@ -105,3 +105,20 @@ def test_reindex_command(make_work, capsys):
 
     with pytest.raises(CommandError):
         call_command("search", "reindex", "owner/nope")
+
+
+def test_commits_taken_off_the_branches_leave(make_work):
+    from repos.git import run_git
+
+    work = make_work()
+    base = work.write({"a.txt": "a\n"}, message="kept base")
+    work.write({"b.txt": "b\n"}, message="rewritten away")
+    work.write({"c.txt": "c\n"}, message="on a branch that goes", branch="doomed")
+    work.index()
+    assert CommitEntry.objects.filter(repository=work.repo).count() == 3
+    run_git(["update-ref", "refs/heads/main", base], repo=work.repo.disk_path)  # a force-push
+    run_git(["update-ref", "-d", "refs/heads/doomed"], repo=work.repo.disk_path)
+    work.index()
+    messages = set(CommitEntry.objects.filter(repository=work.repo).values_list("message", flat=True))
+    assert messages == {"kept base"}
+    assert IndexState.objects.get(repository=work.repo).commit_tips == [base]

@@ -57,6 +57,10 @@ def test_a_push_indexes_changed_files_and_drops_deleted_ones(celery_worker_proce
             box.press("Enter")
         assert "/search?q=brighter+lamp" in page.url
         result = page.locator(".search-results .search-title").first
+        # Readable on a phone: no sideways scrolling.
+        page.set_viewport_size({"width": 360, "height": 740})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.set_viewport_size({"width": 1280, "height": 800})
         assert result.inner_text() == "src/keeper.py"
         assert page.locator(".search-results mark").first.inner_text().lower() == "brighter lamp"
         with page.expect_navigation(wait_until="load"):
