@@ -7,6 +7,7 @@ DATABASE_URL, CELERY_BROKER_URL and BUNDLE_STORAGE_URL alone.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -58,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files for the API reference, from our origin
     "repos",
     "workspaces",
     "bundles",
@@ -317,12 +319,32 @@ DIFF_FULL_MAX_FILES = env_int("DIFF_FULL_MAX_FILES", 5000, minimum=1)
 DIFF_FULL_MAX_FILE_LINES = env_int("DIFF_FULL_MAX_FILE_LINES", 200000, minimum=1)
 # Files larger than this are offered as a raw download instead of being shown inline.
 BLOB_MAX_DISPLAY_BYTES = env_int("BLOB_MAX_DISPLAY_KB", 1024, minimum=1) * 1024
+# Blame and in-repository search (git grep): seconds before git is stopped and the page says so.
+BLAME_TIMEOUT = env_int("BLAME_TIMEOUT", 20, minimum=1)
+SEARCH_TIMEOUT = env_int("SEARCH_TIMEOUT", 10, minimum=1)
+# reStructuredText is rendered by docutils in a child process killed after this many seconds.
+DOCUMENT_RENDER_TIMEOUT = env_int("DOCUMENT_RENDER_TIMEOUT", 5, minimum=1)
+# The image proxy (repos/imageproxy.py): external images in rendered documents and comments are
+# fetched by the server and served from our own origin, within these caps.
+IMAGE_PROXY_ENABLED = env_bool("IMAGE_PROXY_ENABLED", True)
+IMAGE_PROXY_MAX_BYTES = env_int("IMAGE_PROXY_MAX_KB", 5120, minimum=1) * 1024
+IMAGE_PROXY_TIMEOUT = env_int("IMAGE_PROXY_TIMEOUT", 5, minimum=1)
+IMAGE_PROXY_CACHE_SECONDS = env_int("IMAGE_PROXY_CACHE_SECONDS", 3600, minimum=0)
+IMAGE_PROXY_CACHE_MAX_BYTES = env_int("IMAGE_PROXY_CACHE_MAX_KB", 1024, minimum=0) * 1024
+# Networks the proxy may reach although they are not public (development and tests only).
+IMAGE_PROXY_ALLOW_NETWORKS = env_list("IMAGE_PROXY_ALLOW_NETWORKS", [])
+for _network in IMAGE_PROXY_ALLOW_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"IMAGE_PROXY_ALLOW_NETWORKS: {_network!r} is not a network.") from None
 
 # --- search (search/) ----------------------------------------------------------------------------
-# Files of a default branch larger than this are not indexed for code search; a search that runs
-# longer than SEARCH_TIMEOUT_SECONDS is stopped and answered with a message.
-SEARCH_MAX_FILE_BYTES = env_int("SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
-SEARCH_TIMEOUT_SECONDS = env_int("SEARCH_TIMEOUT_SECONDS", 5, minimum=1, maximum=300)
+# The site-wide search (not a repository's own, SEARCH_TIMEOUT above): files of a default branch
+# larger than this are not indexed for code search; a query that runs longer than
+# SITE_SEARCH_TIMEOUT seconds is stopped and answered with a message.
+SITE_SEARCH_MAX_FILE_BYTES = env_int("SITE_SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
+SITE_SEARCH_TIMEOUT = env_int("SITE_SEARCH_TIMEOUT", 5, minimum=1, maximum=300)
 
 # --- REST API (hostsite.api_settings) ---------------------------------------------------------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here

@@ -1,6 +1,7 @@
-"""Source archives (`git archive`) streamed to the client as .tar.gz or .tar.zst.
+"""Source archives (`git archive`) streamed to the client as .tar.gz, .tar.zst or .zip.
 
-git writes the tar (gzip: its own built-in compressor); zstd compresses the tar as it is read,
+git writes the tar (gzip: its own built-in compressor) and the zip (deflate, with data
+descriptors after each file, so it streams through a pipe); zstd compresses the tar as it is read,
 chunk by chunk, so no archive is ever held whole. GitProcessResponse reaps git, and kills it if
 the client goes away.
 """
@@ -15,7 +16,8 @@ import zstandard
 from repos.git import popen_git
 from repos.gitstream import GitProcessResponse
 
-FORMATS = {".tar.gz": "application/gzip", ".tar.zst": "application/zstd"}
+FORMATS = {".tar.gz": "application/gzip", ".tar.zst": "application/zstd", ".zip": "application/zip"}
+_GIT_FORMAT = {".tar.gz": "tar.gz", ".tar.zst": "tar", ".zip": "zip"}
 ZSTD_LEVEL = 3
 
 
@@ -37,14 +39,13 @@ class ZstdGitResponse(GitProcessResponse):
 
 
 def archive_response(repo_path, commit: str, basename: str, suffix: str) -> GitProcessResponse:
-    fmt = "tar.gz" if suffix == ".tar.gz" else "tar"
     proc = popen_git(
-        ["archive", f"--format={fmt}", f"--prefix={basename}/", commit],
+        ["archive", f"--format={_GIT_FORMAT[suffix]}", f"--prefix={basename}/", commit],
         repo=repo_path,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    cls = GitProcessResponse if suffix == ".tar.gz" else ZstdGitResponse
+    cls = ZstdGitResponse if suffix == ".tar.zst" else GitProcessResponse
     response = cls(proc, content_type=FORMATS[suffix])
     response["Content-Disposition"] = f'attachment; filename="{basename}{suffix}"'
     return response

@@ -271,6 +271,14 @@ def commit_detail(path: Path, sha: str) -> CommitDetail:
     return _details(out)[0]
 
 
+def commit_details(path: Path, shas: list[str]) -> list[CommitDetail]:
+    """These commits, in this order; those no longer in the repository are left out."""
+    if not shas:
+        return []
+    args = ["log", "--ignore-missing", "--no-walk=unsorted", f"--format={_DETAIL_FORMAT}", *shas, "--"]
+    return _details(run_git(args, repo=path).stdout)
+
+
 def log(
     path: Path,
     rev: str,

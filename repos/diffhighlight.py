@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import time
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -82,10 +83,18 @@ def _css_class(ttype: _TokenType) -> str:
     return STANDARD_TYPES.get(ttype, "")
 
 
-def _lex_lines(lexer: Lexer | None, texts: list[str]) -> list[list[Segment]]:
+class LexTimeout(Exception):
+    """Lexing ran past its deadline: an input some lexer's rules are pathologically slow on."""
+
+
+def lex_lines(
+    lexer: Lexer | None, texts: list[str], *, cpu_limit: float | None = None
+) -> list[list[Segment]]:
     """Each text split into classed segments by lexing them together as lines of one text.
     Plain segments when there is no lexer or when Pygments changed the text (it rewrites \\r
-    and drops a leading BOM): the segments must always add up to the text."""
+    and drops a leading BOM): the segments must always add up to the text. LexTimeout after
+    `cpu_limit` seconds of this thread's CPU time (checked between tokens; CPU rather than
+    wall time, so a busy machine does not cut lexing short)."""
     plain = [[("", t)] for t in texts]
     if lexer is None or not texts:
         return plain
@@ -93,7 +102,10 @@ def _lex_lines(lexer: Lexer | None, texts: list[str]) -> list[list[Segment]]:
     crs = [t.endswith("\r") for t in texts]
     texts = [t[:-1] if cr else t for t, cr in zip(texts, crs, strict=True)]
     out: list[list[Segment]] = [[]]
-    for ttype, value in lexer.get_tokens("\n".join(texts) + "\n"):
+    deadline = None if cpu_limit is None else time.thread_time() + cpu_limit
+    for n, (ttype, value) in enumerate(lexer.get_tokens("\n".join(texts) + "\n")):
+        if deadline is not None and not n % 256 and time.thread_time() > deadline:
+            raise LexTimeout
         cls = _css_class(ttype) if ttype is not Token.Text else ""
         parts = value.split("\n")
         for i, part in enumerate(parts):
@@ -219,7 +231,7 @@ def highlight_file(f: FileDiff, *, syntax: bool = True) -> None:
         new_side = [line for line in hunk.lines if line.kind in ("context", "add")]
         segments: dict[int, list[Segment]] = {}
         for side in (old_side, new_side):
-            for line, segs in zip(side, _lex_lines(lexer, [line.text for line in side]), strict=True):
+            for line, segs in zip(side, lex_lines(lexer, [line.text for line in side]), strict=True):
                 segments.setdefault(id(line), segs)  # a context line: its old side (same text)
         spans: dict[int, list[tuple[int, int]]] = {}
         for old, new in _pairs(hunk):

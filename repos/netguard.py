@@ -278,3 +278,12 @@ def _follow_redirects(url, addresses, credentials, allow_private, resolve):
             raise refuse(f"The source answered HTTP {status}.")
         return url, addresses, credentials
     raise refuse(f"The source redirects more than {MAX_REDIRECTS} times.")
+
+
+def pinned_connection(
+    scheme: str, host: str, address: str, port: int, *, timeout: float
+) -> http.client.HTTPConnection:
+    """An HTTP(S) connection to `address`, a checked address of `host` (TLS verified for `host`):
+    what any fetch of a user-given URL uses, so DNS cannot answer differently afterwards."""
+    cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
+    return cls(host, address, port, timeout=timeout)

@@ -3,8 +3,10 @@
 Parameters (hg.mozilla.org "Pushlog" docs): startID/endID (pushes with startID < id <= endID),
 startdate/enddate, fromchange/tochange (after the push containing fromchange, through the one
 containing tochange), changeset (the push containing it), user (the pusher's username),
-tipsonly, full, version=1|2. Without a range, the last 10 pushes. At most PAGE_MAX pushes per
-response, oldest first; version 2's lastpushid lets a client page on with startID.
+tipsonly, full, version=1|2; and hostsite's own: ref (pushes that moved this ref: a full name,
+or a branch or tag name) and workspaces=0 (no pushes to workspaces). Without a range, the last
+10 pushes. At most PAGE_MAX pushes per response, oldest first; version 2's lastpushid lets a
+client page on with startID.
 
 Every exit of the pushlog (json-pushes, the Atom feed, the API, webhooks) shows a push as one
 viewer may see it (repos.visibility): ref updates on refs the viewer may not see, or to or
@@ -45,6 +47,7 @@ class Query:
     to_change: str | None = None
     changeset: str | None = None
     user: str | None = None
+    ref: str | None = None
     tips_only: bool = False
     full: bool = False
     version: int = 1
@@ -74,8 +77,8 @@ def _int(params, name):
         number = int(value)
     except ValueError:
         raise PushlogQueryError(f"{name} must be an integer") from None
-    if number < 0:
-        raise PushlogQueryError(f"{name} must not be negative")
+    if not 0 <= number < 2**63:  # beyond it, the database's integers overflow
+        raise PushlogQueryError(f"{name} must be between 0 and 2**63 - 1")
     return number
 
 
@@ -84,7 +87,10 @@ def _date(params, name):
     if not value:
         return None
     if re.fullmatch(r"\d{1,12}(\s+[+-]?\d+)?", value):  # a unix time, optionally with hg's offset
-        return datetime.fromtimestamp(int(value.split()[0]), tz=UTC)
+        try:
+            return datetime.fromtimestamp(int(value.split()[0]), tz=UTC)
+        except (ValueError, OverflowError, OSError):
+            raise PushlogQueryError(f"{name}: {value[:40]!r} is out of range") from None
     for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ"):
         try:
             return datetime.strptime(value, fmt).replace(tzinfo=UTC)
@@ -108,6 +114,20 @@ def _sha(params, name):
     return value.lower()
 
 
+def _text(params, name):
+    value = (params.get(name) or "").strip()
+    if len(value) > 255:  # RefUpdate.ref's length
+        raise PushlogQueryError(f"{name} is too long")
+    return value or None
+
+
+def ref_names(ref: str) -> set[str]:
+    """The full ref names a `ref` filter matches: itself, or a branch or tag of that name."""
+    if ref.startswith("refs/"):
+        return {ref}
+    return {f"refs/heads/{ref}", f"refs/tags/{ref}"}
+
+
 def parse_query(params) -> Query:
     version = params.get("version") or "1"
     if version not in {"1", "2"}:
@@ -121,6 +141,7 @@ def parse_query(params) -> Query:
         to_change=_sha(params, "tochange"),
         changeset=_sha(params, "changeset"),
         user=(params.get("user") or None),
+        ref=_text(params, "ref"),
         tips_only=_flag(params, "tipsonly"),
         # hg: "If this parameter is present (the value is ignored)".
         full="full" in params,
@@ -213,13 +234,20 @@ def _push_of(repo: Repository, sha: str, shown: PushFilter) -> int:
     return pushes.pop()
 
 
-def select_pushes(repo: Repository, query: Query, shown: PushFilter | None = None) -> QuerySet[Push]:
-    shown = shown or PushFilter(repo)
+def filter_pushes(repo: Repository, query: Query, shown: PushFilter) -> QuerySet[Push]:
+    """The pushes the query's filters and ranges keep, in no order and uncapped."""
     qs = shown.visible(Push.objects.filter(repository=repo))
     if not query.workspaces:
         qs = qs.filter(touches_workspace=False)
     if query.user:
         qs = qs.filter(pusher_name__iexact=query.user)
+    if query.ref:
+        names = ref_names(query.ref)
+        if not any(shown.view.ref_visible(name) for name in names) and shown.view.restricts:
+            return qs.none()  # a hidden ref names no push, as a missing one does
+        qs = qs.filter(
+            pk__in=RefUpdate.objects.filter(push__repository=repo, ref__in=names).values("push_id")
+        )
     if query.changeset:
         qs = qs.filter(pk=_push_of(repo, query.changeset, shown))
     if query.start_id is not None:
@@ -234,6 +262,12 @@ def select_pushes(repo: Repository, query: Query, shown: PushFilter | None = Non
         qs = qs.filter(created_at__gt=query.start_date)
     if query.end_date:
         qs = qs.filter(created_at__lt=query.end_date)
+    return qs
+
+
+def select_pushes(repo: Repository, query: Query, shown: PushFilter | None = None) -> QuerySet[Push]:
+    shown = shown or PushFilter(repo)
+    qs = filter_pushes(repo, query, shown)
     if not query.ranged:
         # hg: with no range, the most recent pushes.
         last = list(qs.order_by("-pk").values_list("pk", flat=True)[:DEFAULT_COUNT])
@@ -293,6 +327,10 @@ def render(repo: Repository, query: Query, view: View = EVERYTHING) -> dict:
     pushes = list(select_pushes(repo, query, shown).prefetch_related("commits", "ref_updates"))
     commits_by_push = {p.pk: shown.shas([c.sha for c in p.commits.all()]) for p in pushes}
     refs_by_push = {p.pk: shown.refs(p.ref_updates.all()) for p in pushes}
+    if query.ref:
+        # Only where the viewer may see the update: not a push whose move of it is hidden.
+        names = ref_names(query.ref)
+        pushes = [p for p in pushes if any(u.ref in names for u in refs_by_push[p.pk])]
     if query.tips_only:
         commits_by_push = {pk: shas[-1:] for pk, shas in commits_by_push.items()}
     details, tags = {}, {}

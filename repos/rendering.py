@@ -1,6 +1,5 @@
-"""Turning repository content into HTML: syntax highlighting (Pygments) and READMEs (Markdown,
-sanitized by nh3). The only places HTML is built from repository content outside templates;
-both escape or sanitize everything they emit."""
+"""Turning repository documents into HTML: READMEs and Markdown files, sanitized by nh3.
+(Source files are highlighted into rows by repos.blobrender, diffs by repos.diffhighlight.)"""
 
 from __future__ import annotations
 
@@ -12,10 +11,8 @@ from urllib.parse import quote, urlsplit
 import markdown
 import nh3
 from django.utils.safestring import SafeString, mark_safe
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import TextLexer, get_lexer_for_filename
-from pygments.util import ClassNotFound
+
+from repos import imageproxy
 
 if TYPE_CHECKING:
     from repos.browse import Entry
@@ -86,22 +83,6 @@ ALLOWED_ATTRIBUTES = {
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
-def text_lexer_for(filename: str):
-    """A lexer chosen by file name only: guessing from content is slow on big files."""
-    try:
-        return get_lexer_for_filename(filename, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return TextLexer(stripnl=False, ensurenl=False)
-
-
-def highlight(text: str, filename: str) -> SafeString:
-    """Highlighted HTML with numbered, linkable lines (#L12). Pygments escapes every token."""
-    formatter = HtmlFormatter(
-        linenos="table", lineanchors="L", anchorlinenos=True, cssclass="highlight", wrapcode=True
-    )
-    return mark_safe(pygments_highlight(text, text_lexer_for(filename), formatter))  # noqa: S308 - Pygments escapes every token
-
-
 def is_markdown(name: str) -> bool:
     return name.lower().endswith(MARKDOWN_NAMES)
 
@@ -137,10 +118,18 @@ def render_markdown(
     README's `directory`; anything that would climb out of the tree is dropped. `breaks`: every
     newline is a line break, as in GitHub's pull request descriptions."""
     html = _markdown_converter(breaks).reset().convert(text)
+    return sanitize(html, directory=directory, blob_base=blob_base, raw_base=raw_base)
+
+
+def sanitize(html: str, *, directory: str, blob_base: str, raw_base: str) -> SafeString:
+    """HTML from any document renderer made safe (nh3), with links rewritten as for Markdown:
+    relative ones into the repository, external images through the image proxy."""
 
     def rewrite(element: str, attribute: str, value: str) -> str | None:
         if attribute not in ("href", "src"):
             return value
+        if element == "img" and attribute == "src" and (proxied := imageproxy.rewrite_src(value)):
+            return proxied  # the page's CSP allows only our own origin's images
         parts = urlsplit(value)
         if parts.scheme or parts.netloc or value.startswith(("#", "/")) or not parts.path:
             return value  # absolute, anchors and root paths are left to nh3's scheme check

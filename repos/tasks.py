@@ -151,3 +151,27 @@ def highlight_diff(repo_path: str, base: str | None, head: str, options: dict, p
         log.info("diff %s..%s in %s not highlighted: %s", base, head, repo_path, exc)
         return "failed"
     return "done"
+
+
+@shared_task(ignore_result=True, soft_time_limit=60)
+def highlight_blob(repo_id: int, blob: str, path: str) -> str:
+    """Highlight all of a file a page showed cut at its budget (repos.blobrender). The soft
+    limit stops a lexer stuck inside one regex, which the CPU limit checked between tokens cannot."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from repos import blobrender, browse
+
+    repo = Repository.objects.filter(pk=repo_id).first()
+    if repo is None:
+        return "gone"
+    try:
+        text = browse.read_blob(repo.disk_path, blob).decode("utf-8", "replace")
+    except GitError as exc:
+        log.info("blob %s in %s not highlighted: %s", blob, repo.disk_path, exc)
+        return "failed"
+    try:
+        blobrender.highlight_fully(blob, path, text)
+    except SoftTimeLimitExceeded:
+        blobrender.highlight_fully(blob, path, text, syntax=False)
+        return "plain"
+    return "done"

@@ -3,15 +3,20 @@ from django.urls import path, re_path
 
 from repos.views import (
     accounts,
+    blame,
     browse,
     git_http,
+    images,
     imports,
     lifecycle,
     mirrors,
     objectchecks,
     pushlog,
+    pushlog_page,
     refs,
     repositories,
+    search,
+    site,
 )
 
 # `<owner>/<name>` with the `.git` suffix optional, for git's endpoints.
@@ -20,10 +25,13 @@ _REPO = r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?"
 # Top-level paths here must stay in repos.names.RESERVED_NAMES, so no user can take them.
 urlpatterns = [
     path("", repositories.home, name="home"),
+    path("favicon.ico", site.favicon, name="favicon"),
     path("signup", accounts.signup, name="signup"),
     path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("new", repositories.repository_new, name="repository-new"),
+    # "_img" can be no user's name (names start with a letter or digit).
+    path("_img/<str:signature>/<str:encoded>", images.image_proxy, name="image-proxy"),
     path("settings/profile", accounts.profile_settings, name="profile-settings"),
     path("settings/tokens", accounts.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),
@@ -37,12 +45,15 @@ urlpatterns = [
     path("<str:owner>/<str:name>/tree/<path:spec>", browse.tree, name="repo-tree"),
     path("<str:owner>/<str:name>/blob/<path:spec>", browse.blob, name="repo-blob"),
     path("<str:owner>/<str:name>/raw/<path:spec>", browse.raw, name="repo-raw"),
+    path("<str:owner>/<str:name>/blame/<path:spec>", blame.blame, name="repo-blame"),
+    path("<str:owner>/<str:name>/search", search.search, name="repo-search"),
     path("<str:owner>/<str:name>/commits", browse.commits, name="repo-commits-default"),
     path("<str:owner>/<str:name>/commits/<path:spec>", browse.commits, name="repo-commits"),
     path("<str:owner>/<str:name>/commit/<str:sha>", browse.commit, name="repo-commit"),
     path("<str:owner>/<str:name>/compare/<path:spec>", browse.compare_view, name="repo-compare"),
     path("<str:owner>/<str:name>/archive/<path:spec>", browse.archive_view, name="repo-archive"),
     path("<str:owner>/<str:name>/json-pushes", pushlog.json_pushes, name="json-pushes"),
+    path("<str:owner>/<str:name>/pushlog", pushlog_page.pushlog_page, name="pushlog"),
     path("<str:owner>/<str:name>/pushlog.atom", pushlog.pushlog_atom, name="pushlog-atom"),
     path("<str:owner>/<str:name>/settings", repositories.repository_settings, name="repository-settings"),
     path(

@@ -94,7 +94,7 @@ def find(kind: str, query: Query, user, offset: int, limit: int) -> list:
 
 
 def timeout_seconds() -> float:
-    return float(settings.SEARCH_TIMEOUT_SECONDS)
+    return float(settings.SITE_SEARCH_TIMEOUT)
 
 
 @contextmanager

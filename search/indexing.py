@@ -35,7 +35,7 @@ ROWS_PER_WRITE = 500
 
 
 def max_file_bytes() -> int:
-    return int(settings.SEARCH_MAX_FILE_BYTES)
+    return int(settings.SITE_SEARCH_MAX_FILE_BYTES)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ SHOTS = Path("/tmp/hostsite-shots")
 
 
 @contextlib.contextmanager
-def chromium_page(monkeypatch, *, width: int, height: int) -> Iterator:
-    """A page in a fresh headless Chromium; skips (fails in CI: HOSTSITE_BROWSER_REQUIRED=1)
-    where Playwright or Debian's chromium is missing. Dialogs are dismissed and kept in
-    page.dialogs, so a test can assert that no script ran."""
+def chromium_page(monkeypatch, *, width: int, height: int, color_scheme: str | None = None) -> Iterator:
+    """A page in a fresh headless Chromium, in `color_scheme` ("light", "dark") when given;
+    skips (fails in CI: HOSTSITE_BROWSER_REQUIRED=1) where Playwright or Debian's chromium is
+    missing. Dialogs are dismissed and kept in page.dialogs, so a test can assert that no
+    script ran."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright missing: see requirements-dev.txt"
     )
@@ -35,7 +36,8 @@ def chromium_page(monkeypatch, *, width: int, height: int) -> Iterator:
             headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
         )
-        context = browser.new_context(viewport={"width": width, "height": height})
+        options = {"color_scheme": color_scheme} if color_scheme else {}
+        context = browser.new_context(viewport={"width": width, "height": height}, **options)
         page = context.new_page()
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))

@@ -94,6 +94,8 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             # Import and mirror tests fetch from the live server on loopback; the SSRF guard
             # itself is tested in-process with the setting off.
             "IMPORT_ALLOW_PRIVATE_SOURCES": "1",
+            # The image proxy's browser test serves its "external" images from loopback.
+            "IMAGE_PROXY_ALLOW_NETWORKS": "127.0.0.1/32",
             "MIRROR_MIN_INTERVAL_MINUTES": "1",
             # Progress rows often enough that a test sees an import of seconds move.
             "IMPORT_PROGRESS_INTERVAL_MS": "100",

@@ -68,12 +68,16 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "repo-tree": Check("GET", ("/{repo}/tree/{id}",)),
     "repo-blob": Check("GET", ("/{repo}/blob/{id}/work.txt",)),
     "repo-raw": Check("GET", ("/{repo}/raw/{id}/work.txt",)),
+    "repo-blame": Check("GET", ("/{repo}/blame/{id}/work.txt",)),
+    "repo-search": Check("GET", ("/{repo}/search?q=secret-text&ref={id}",)),
     "repo-commits": Check("GET", ("/{repo}/commits/{id}", "/{repo}/commits/{id}/work.txt")),
     "repo-commit": Check("GET", ("/{repo}/commit/{id}", "/{repo}/commit/{id}?file=work.txt")),
     "repo-compare": Check(
         "GET", ("/{repo}/compare/main...{id}", "/{repo}/compare/{id}...main", "/{repo}/compare/{id}")
     ),
-    "repo-archive": Check("GET", ("/{repo}/archive/{id}.tar.gz", "/{repo}/archive/{id}.tar.zst")),
+    "repo-archive": Check(
+        "GET", ("/{repo}/archive/{id}.tar.gz", "/{repo}/archive/{id}.tar.zst", "/{repo}/archive/{id}.zip")
+    ),
     "short-hash": Check("GET", ("/{repo}/c/{id}",), staff=302),
     "json-pushes": Check(
         "GET", ("/{repo}/json-pushes?changeset={id}", "/{repo}/json-pushes?fromchange={id}")
@@ -143,6 +147,7 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "webedit-upload": Check("GET", ("/{repo}/upload/refs/users/{user}/w/",), staff_taken_down=False),
     "webedit-done": Exempt("the signed-in user's own last web commit, kept in their session"),
     "pushlog-atom": Listing("/{repo}/pushlog.atom"),
+    "pushlog": Listing("/{repo}/pushlog?workspaces=1"),
     "api-pushes": Listing("/api/v1/repos/{repo}/pushes"),
     "proposals": Listing("/{repo}/proposals?state=all"),
     "api-proposals": Listing("/api/v1/repos/{repo}/proposals"),

@@ -40,6 +40,8 @@ REPO_ROUTES: dict[str, Row] = {
     "repo-tree": Row("GET", "/{repo}/tree/main"),
     "repo-blob": Row("GET", "/{repo}/blob/main/README.md"),
     "repo-raw": Row("GET", "/{repo}/raw/main/README.md"),
+    "repo-blame": Row("GET", "/{repo}/blame/main/README.md"),
+    "repo-search": Row("GET", "/{repo}/search?q=secret"),
     "repo-commits-default": Row("GET", "/{repo}/commits"),
     "repo-commits": Row("GET", "/{repo}/commits/main"),
     "repo-commit": Row("GET", "/{repo}/commit/{sha}"),
@@ -47,6 +49,7 @@ REPO_ROUTES: dict[str, Row] = {
     "repo-archive": Row("GET", "/{repo}/archive/main.tar.gz"),
     "json-pushes": Row("GET", "/{repo}/json-pushes"),
     "pushlog-atom": Row("GET", "/{repo}/pushlog.atom"),
+    "pushlog": Row("GET", "/{repo}/pushlog?workspaces=1&user=olga&ref=main"),
     "repository-settings": Row("GET", "/{repo}/settings"),
     "repository-member-set": Row("POST", "/{repo}/settings/members"),
     "repository-member-remove": Row("POST", "/{repo}/settings/members/olga/remove"),
@@ -197,7 +200,12 @@ PUBLIC_ROUTES: dict[str, Public] = {
         "content-addressed bundle files; private ones need the repository's "
         "credentials: tests/bundles/test_visibility.py",
     ),
+    "image-proxy": Public(
+        "/_img/00/00", "third-party images only, by signed URL: tests/repos/test_imageproxy.py"
+    ),
     "api-schema": Public("/api/v1/schema/"),
+    "api-docs": Public("/api/v1/docs/"),
+    "favicon": Public("/favicon.ico"),
     "api-user": Public("/api/v1/user"),
     "api-tokens": Public("/api/v1/user/tokens"),
     "api-user-detail": Public("/api/v1/users/olga"),

@@ -1,12 +1,13 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from repos.api import imports, mirrors, objectchecks, refs, statuses, views
+from repos.api import docs, imports, mirrors, objectchecks, refs, statuses, views
 
 # Owner and repository names are validated by the service layer; here a segment is anything
 # without a slash, and unknown names simply 404.
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", docs.api_docs, name="api-docs"),
     path("user", views.CurrentUserView.as_view(), name="api-user"),
     path("user/tokens", views.TokenListView.as_view(), name="api-tokens"),
     path("user/tokens/<int:token_id>", views.TokenDetailView.as_view(), name="api-token"),

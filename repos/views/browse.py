@@ -19,7 +19,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, browse, compare, rendering
+from repos import archive, blobrender, browse, compare, documents, rendering
 from repos.git import piped, popen_git
 from repos.gitstream import GitProcessResponse
 from repos.gittools import rev_parse
@@ -108,14 +108,14 @@ def tree_context(repo, revision, entry) -> dict:
         data = browse.read_blob(repo.disk_path, readme.sha)
         if not browse.is_binary(data):
             text = data.decode("utf-8", "replace")
-            if rendering.is_markdown(readme.name):
-                readme_html = rendering.render_markdown(
-                    text,
-                    directory=entry.path,
-                    blob_base=url_for(repo, "blob", revision.name),
-                    raw_base=url_for(repo, "raw", revision.name),
-                )
-            else:
+            readme_html = documents.render_document(
+                readme.name,
+                text,
+                directory=entry.path,
+                blob_base=url_for(repo, "blob", revision.name),
+                raw_base=url_for(repo, "raw", revision.name),
+            )
+            if readme_html is None:
                 readme_text = text
     return {
         "entries": rows,
@@ -160,29 +160,41 @@ def blob(request, owner: str, name: str, spec: str):
         **_page_context(repo, revision, entry),
         "size": entry.size,
         "raw_url": url_for(repo, "raw", revision.name, entry.path),
+        "permalink": url_for(repo, "blob", revision.sha, entry.path),
+        "blame_url": url_for(repo, "blame", revision.name, entry.path),
         "is_link": entry.is_link,
+        "is_document": documents.is_document(entry.name),
     }
     ext = os.path.splitext(entry.name.lower())[1]
+    # Documents (Markdown, reStructuredText, notebooks) are shown rendered, their source at ?plain=1.
+    as_document = context["is_document"] and request.GET.get("plain") != "1"
     if (entry.size or 0) > settings.BLOB_MAX_DISPLAY_BYTES:
         context["too_large"] = True
+    elif (
+        not as_document
+        and (rows := blobrender.cached_rows(repo.pk, entry.sha, display(entry.name))) is not None
+    ):
+        # A warm page reads neither the blob nor Pygments: the rows are cached by blob id.
+        context.update(rows=rows.html, lines=rows.lines)
     else:
         data = browse.read_blob(repo.disk_path, entry.sha)
         if browse.is_binary(data):
             context["binary"] = True
             context["image"] = ext in IMAGE_TYPES
+        elif as_document:
+            text = data.decode("utf-8", "replace")
+            context["lines"] = len(blobrender.split_lines(text))
+            context["markdown"] = documents.render_document(
+                entry.name,
+                text,
+                directory=entry.path.rpartition("/")[0],
+                blob_base=url_for(repo, "blob", revision.name),
+                raw_base=url_for(repo, "raw", revision.name),
+            )
         else:
             text = data.decode("utf-8", "replace")
-            context["lines"] = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            if rendering.is_markdown(entry.name) and request.GET.get("plain") != "1":
-                context["markdown"] = rendering.render_markdown(
-                    text,
-                    directory=entry.path.rpartition("/")[0],
-                    blob_base=url_for(repo, "blob", revision.name),
-                    raw_base=url_for(repo, "raw", revision.name),
-                )
-            else:
-                context["highlighted"] = rendering.highlight(text, display(entry.name))
-            context["is_markdown"] = rendering.is_markdown(entry.name)
+            rows = blobrender.file_rows(repo.pk, entry.sha, display(entry.name), text)
+            context.update(rows=rows.html, lines=rows.lines)
     return render(request, "repos/blob.html", context)
 
 

@@ -93,8 +93,8 @@ def test_refs_with_slashes_tags_and_ids_resolve_by_longest_prefix(repo, project)
 
 def test_blob_is_highlighted_and_escaped(repo):
     page = text(get("/olga/proj/blob/main/pkg/app.py"))
-    assert 'class="highlight"' in page and '<span class="k">def</span>' in page
-    assert '<span class="s2">"&lt;b&gt;"</span>' in page and "<b>" not in page
+    assert 'id="blob-lines"' in page and '<span class="k">def</span>' in page
+    assert '<span class="s2">&quot;&lt;b&gt;&quot;</span>' in page and "<b>" not in page
     assert 'href="/olga/proj/raw/main/pkg/app.py"' in page and "3 lines" in page
 
 
@@ -112,7 +112,7 @@ def test_binary_and_oversized_files_are_offered_as_downloads(repo, settings):
     assert '<img class="blob-image" src="/olga/proj/raw/main/img/logo.png"' in image
     settings.BLOB_MAX_DISPLAY_BYTES = 10
     big = text(get("/olga/proj/blob/main/pkg/app.py"))
-    assert "too large to show" in big and 'class="highlight"' not in big
+    assert "too large to show" in big and 'id="blob-lines"' not in big
 
 
 def test_markdown_file_renders_with_a_source_view(repo):
@@ -220,7 +220,7 @@ def test_archives_stream_tar_gz_and_tar_zst(repo):
     data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw_bytes(zst))).read()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
         assert "proj-v1/old.txt" in tar.getnames() and "proj-v1/new.txt" not in tar.getnames()
-    assert get("/olga/proj/archive/main.zip").status_code == 404
+    assert get("/olga/proj/archive/main.tar.bz2").status_code == 404
 
 
 def test_repository_page_shows_files_readme_and_links(repo):
@@ -248,7 +248,7 @@ def test_pages_follow_a_real_push(world):
     assert owner.push("main").returncode == 0
     tree = text(get("/owner/project/tree/main/src"))
     assert 'href="/owner/project/blob/main/src/hello.c"' in tree
-    assert 'class="highlight"' in text(get("/owner/project/blob/main/src/hello.c"))
+    assert 'id="blob-lines"' in text(get("/owner/project/blob/main/src/hello.c"))
     assert raw_bytes(get("/owner/project/raw/main/src/hello.c")) == b"pushed for browsing\n"
     commit = text(get(f"/owner/project/commit/{sha}"))
     assert (

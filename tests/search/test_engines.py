@@ -111,7 +111,7 @@ def test_non_utf8_paths(make_work):
 
 
 def test_large_files_are_skipped(make_work, settings):
-    settings.SEARCH_MAX_FILE_BYTES = 1000
+    settings.SITE_SEARCH_MAX_FILE_BYTES = 1000
     work = make_work()
     work.write({"big.txt": "needle\n" + "x" * 2000, "small.txt": "needle\n"})
     work.index()
