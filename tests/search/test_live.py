@@ -66,5 +66,7 @@ def test_a_push_indexes_changed_files_and_drops_deleted_ones(celery_worker_proce
         with page.expect_navigation(wait_until="load"):
             result.click()
         assert page.url.endswith(f"/owner/project/blob/{head}/src/keeper.py#L3")
-        assert "brighter lamp" in page.locator(".blob-body").inner_text()
+        line = page.locator("tr#L3")
+        assert "brighter lamp" in line.inner_text()
+        assert line.is_visible()
         assert not page.dialogs
