@@ -161,3 +161,20 @@ def test_hidden_workspace_proposals_are_seen_by_owner_and_admins_only(make_work)
     assert finds(work.repo.owner, "proposals", "mysterious")
     assert not finds(ANON, "commits", "hidden topic")
     assert finds(alice, "commits", "hidden topic")
+
+
+def test_a_purged_repository_leaves_the_index(make_work):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from repos.lifecycle import repository_purge
+    from repos.models import Repository
+    from search.models import CodeFile, RepositoryEntry
+
+    work = secret_project(make_work, private=False)
+    repository_soft_delete(repo=work.repo, acting_user=work.repo.owner)
+    Repository.objects.filter(pk=work.repo.pk).update(deleted_at=timezone.now() - timedelta(days=365))
+    assert repository_purge(repo_id=work.repo.pk)
+    for model in (CodeFile, CommitEntry, RepositoryEntry, ProposalEntry):
+        assert not model.objects.filter(repository_id=work.repo.pk).exists(), model
