@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "reviews",
     "showwork",
     "notifications",
+    "search",
 ]
 
 # What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the
@@ -337,6 +338,13 @@ for _network in IMAGE_PROXY_ALLOW_NETWORKS:
         ipaddress.ip_network(_network, strict=False)
     except ValueError:
         raise ImproperlyConfigured(f"IMAGE_PROXY_ALLOW_NETWORKS: {_network!r} is not a network.") from None
+
+# --- search (search/) ----------------------------------------------------------------------------
+# The site-wide search (not a repository's own, SEARCH_TIMEOUT above): files of a default branch
+# larger than this are not indexed for code search; a query that runs longer than
+# SITE_SEARCH_TIMEOUT seconds is stopped and answered with a message.
+SITE_SEARCH_MAX_FILE_BYTES = env_int("SITE_SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
+SITE_SEARCH_TIMEOUT = env_int("SITE_SEARCH_TIMEOUT", 5, minimum=1, maximum=300)
 
 # --- REST API (hostsite.api_settings) ---------------------------------------------------------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here

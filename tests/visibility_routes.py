@@ -225,6 +225,12 @@ PUBLIC_ROUTES: dict[str, Public] = {
     ),
     "api-moderation-actions": Public(None, "staff only, POST; tests/workspaces/test_moderation_pages.py"),
     "api-moderation-audit": Public("/api/v1/moderation/audit"),
+    # A part of the private repository's name: the query itself is echoed back.
+    "search": Public("/search?q=secret-proj&type=repositories"),
+    "api-search-code": Public("/api/v1/search/code?q=secret"),
+    "api-search-repositories": Public("/api/v1/search/repositories?q=secret-proj"),
+    "api-search-commits": Public("/api/v1/search/commits?q=first"),
+    "api-search-proposals": Public("/api/v1/search/proposals?q=work"),
 }
 # Patterns without a name: the dumb-HTTP catch-all answers 404 to everyone.
 UNNAMED_OK = {r"^(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>.*)$"}

@@ -59,6 +59,7 @@ from workspaces.moderation_common import (  # noqa: F401
     workspace_url,
 )
 from workspaces.moderation_reports import report_close, report_create  # noqa: F401
+from workspaces.signals import workspace_moderated
 
 # Sent inside the take-down's transaction (sender=Workspace; workspace, acting_user, reason).
 # Receivers close what the workspace offered elsewhere and return a list of what they closed,
@@ -141,7 +142,18 @@ def _change_flags(
             url=workspace_url(repo, user.username),
             text=f"Your workspace on {repo.full_name} was {verb} by a moderator: {reason}",
         )
+        if "hidden" in flags or "taken_down" in flags:
+            _moderated_later(repo, user, action)
     return entry
+
+
+def _moderated_later(repo: Repository, user, action: str) -> None:
+    repo_id, username = repo.pk, user.username
+    transaction.on_commit(
+        lambda: workspace_moderated.send_robust(
+            sender=Workspace, repository_id=repo_id, username=username, action=action
+        )
+    )
 
 
 def _unchanged(user, flags: dict[str, bool]) -> str:
@@ -290,6 +302,7 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
                 url="",
                 text=f"Your workspace refs on {repo.full_name} were deleted by a moderator: {reason}",
             )
+            _moderated_later(repo, user, ModerationAction.PURGE)
         # Outside the transaction (a repack can take minutes; the database must not wait), still
         # under the lock, so no merge or cleanup moves refs meanwhile.
         run_git(["reflog", "expire", "--expire-unreachable=now", "--all"], repo=path)

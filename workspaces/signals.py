@@ -4,3 +4,8 @@ from django.dispatch import Signal
 
 # sender=ArchivedRef; repository_id, ref, sha, push_id (or None), reason
 workspace_ref_archived = Signal()
+
+# Sent after a moderation action that changes what readers may see of a workspace commits
+# (hide, unhide, take down, lift, restore, purge): sender=Workspace; repository_id, username,
+# action. search takes what became unreadable out of its index, and puts back what returned.
+workspace_moderated = Signal()
