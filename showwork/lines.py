@@ -110,7 +110,8 @@ def read_lines(
     where: dict[str, tuple[int, int]] = {}
     lines = []
     for i, name in enumerate(order):
-        chain, sha = [], walked.get(name, "")
+        chain: list[str] = []
+        sha = walked.get(name, "")
         while sha and sha not in where and sha in first:
             where[sha] = (i, len(chain))
             chain.append(sha)
