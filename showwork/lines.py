@@ -101,12 +101,11 @@ def read_lines(
     if single:
         # One tip: rev-list prints its first-parent line in order.
         return Lines([_Line(order[0], out.split(), None)], branches)
-    # Rows are "<id> <first parent> <other parents>", ids of one length: slicing them is a
-    # third of the cost of splitting 50,000 rows. A root commit's row has no parent ("").
+    # Rows are "<id> <first parent> <other parents>" with ids of one length. A root commit's
+    # row has no parent ("").
     n = len(next(iter(walked.values())))
     first = {row[:n]: row[n + 1 : 2 * n + 1] for row in out.split("\n") if row}
-    # Each line down to the first commit an earlier line holds: `where` is built on the way
-    # (one pass over the 50,000 commits, not two).
+    # Each line down to the first commit an earlier line holds: `where` is built on the way.
     where: dict[str, tuple[int, int]] = {}
     lines = []
     for i, name in enumerate(order):
