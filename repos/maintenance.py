@@ -2,8 +2,8 @@
 
 A full repack with a reachability bitmap (clones and fetches count objects from the bitmap
 instead of walking history) plus a commit-graph (history walks read it instead of parsing
-commits), and the refs packed. Unreachable objects go to a cruft pack rather than being dropped: nothing pushed
-is deleted by maintenance.
+commits), and the refs packed. Unreachable objects go to a cruft pack rather than being
+dropped: nothing pushed is deleted by maintenance.
 
 One run at a time per repository: repos.locking's "maintenance" claim; a second worker that
 finds it held returns at once. maintenance_claimed_at records a run in progress, so the
