@@ -7,18 +7,26 @@ Run from the project root with the project's virtualenv:
     .venv/bin/python -m bench.showwork                          # 200,000 generated commits
     .venv/bin/python -m bench.showwork --commits 20000          # a quick look
     .venv/bin/python -m bench.showwork --repo /path/to/git.git  # a real history
+    .venv/bin/python -m bench.showwork --baseline main          # side by side with main's code
 
 What it does, under one temporary directory:
 
 1. Creates hostsite's repository bench/big with `manage.py repo create` and writes the history
-   straight into it: generated with `git fast-import` (bench.harness.history's generator, --commits,
-   default 200,000), or fetched from --repo (a fetch runs no receive hooks). Writes a
-   commit-graph, as repos/maintenance.py leaves a repository.
+   straight into it: generated with `git fast-import` (--commits, default 200,000), or fetched
+   from --repo (a fetch runs no receive hooks). The generated history is shaped like a real
+   project's (bench.harness.shaped; `--shape plain` for the old single line with a tag every
+   500 commits): topic branches merged into main, 40 release branches that keep receiving
+   fixes (merged forward now and then; a long-term one for years), about 1,000 tags (--tags;
+   annotated releases, lightweight builds) and a few stale topic branches (--branches, 60
+   branches in all by default). With the 1,000 heads that makes about 2,000 refs, like the real
+   82,000-commit history the issue measured.
 2. Writes --heads workspace heads (default 1,000) holding --drafts draft commits in all
    (default 5,000) with one more fast-import into the same repository: refs
    `refs/users/u<N>/topic<K>` and, for a third, nameless `refs/users/u<N>/main/<12 hex>`, from
    400 users; each stack starts from a commit of main: 60% within its last 1,000 commits, 30%
-   within 10,000, 10% within 50,000 (--deepest). Heads' dates are spread over 40 days (never
+   within 10,000, 10% within 50,000 (--deepest); one in twenty starts on a maintained
+   release branch instead. Packs the refs and writes a commit-graph, as repos/maintenance.py
+   leaves a repository. Heads' dates are spread over 40 days (never
    before their base's date), so most fall in the default 30-day window; the default view
    shows the newest ones up to the 500-commit cap. The generated history is dated to end two
    days ago (the generator's own clock would end in 2041, after every draft).
@@ -26,8 +34,11 @@ What it does, under one temporary directory:
    through Django's request handler (middleware, URL routing, the view, the template), timing
    only the server side: cold = the graph cache cleared before each request (git's own files
    stay in the OS page cache, as on a live server), warm = the same request again. Medians of
-   --rounds. Also the same GETs through gunicorn on loopback (wall time seen by the client) as
-   a cross-check.
+   --rounds, and the CPU time of the cold requests (Python and git: less sensitive to other
+   load than wall time). With --baseline REV, the same measurement of hostsite's code at REV
+   (a temporary worktree) on the same repository, alternating with this code, and the ratios.
+   Also the same GETs through gunicorn on loopback (wall time seen by the client) as a
+   cross-check.
 
 Targets (from the issue): cold at most 300 ms, warm at most 50 ms.
 The machine may be shared and noisy: the figures are from one run.
@@ -39,7 +50,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import shutil
 import statistics
 import subprocess
@@ -64,16 +74,18 @@ from bench.harness import (
     manage,
     run_benchmark,
     say,
+    shaped,
     start_web,
     verdict,
 )
+from bench.harness.refs import write_drafts
 
 COLD_TARGET_MS = 300.0
 WARM_TARGET_MS = 50.0
 
 
 MEASURE_SCRIPT = r"""
-import json, statistics, sys, time
+import json, resource, statistics, sys, time
 import django
 django.setup()
 from django.core.cache import cache
@@ -86,6 +98,10 @@ url, rounds = sys.argv[1], int(sys.argv[2])
 client = Client(HTTP_HOST="127.0.0.1")
 repo = Repository.objects.select_related("owner").get(owner__username="bench", name="big")
 
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime) * 1000
+
 def get():
     t = time.perf_counter()
     response = client.get(url)
@@ -94,10 +110,12 @@ def get():
     return elapsed, response
 
 get()  # imports, templates, the first connection: not part of any sample
-cold, warm, select_ms = [], [], []
+cold, cold_cpu, warm, select_ms = [], [], [], []
 for _ in range(rounds):
     cache.clear()
+    c = cpu()
     ms, response = get()
+    cold_cpu.append(cpu() - c)
     assert response["X-Showwork-Cache"] == "miss"
     cold.append(ms)
     for _ in range(4):
@@ -108,69 +126,34 @@ for _ in range(rounds):
     graph = selection.select(repo, viewer=AnonymousUser())
     select_ms.append((time.perf_counter() - t) * 1000)
 drafts = sum(1 for n in graph.nodes if n.kind == "draft")
-print(json.dumps({"cold": cold, "warm": warm, "select": select_ms, "nodes": len(graph.nodes), "drafts": drafts,
+print(json.dumps({"cold": cold, "cold_cpu": cold_cpu, "warm": warm, "select": select_ms, "nodes": len(graph.nodes), "drafts": drafts,
                   "more": graph.more, "bytes": len(response.content),
                   "width": len(graph.nodes[0].short) if graph.nodes else 0}))
 """
 
 
-def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int, seed: int) -> dict:
-    """heads x stacks of draft commits on main, written by one fast-import into `repo`."""
-    rows = git.run(
-        "--git-dir", str(repo), "log", "--first-parent", f"--max-count={deepest}", "--format=%H %ct", "main"
-    ).split("\n")
-    main, dates = zip(*(row.split() for row in rows if row), strict=True)
-    rng = random.Random(seed)  # noqa: S311 - deterministic data, not security
-    sizes = [1] * heads
-    for _ in range(drafts - heads):
-        sizes[rng.randrange(heads)] += 1
-    now = int(time.time())
-    out, mark, depths = [], 0, []
-    for h in range(heads):
-        r = rng.random()
-        limit = 1_000 if r < 0.6 else 10_000 if r < 0.9 else deepest
-        depth = rng.randrange(min(limit, len(main)))
-        depths.append(depth)
-        user = f"u{h % 400:04d}"
-        ref = (
-            f"refs/users/{user}/main/{rng.getrandbits(48):012x}"
-            if h % 3 == 0
-            else f"refs/users/{user}/topic{h}"
-        )
-        # Never older than the base: git walks by date, and a draft dated before its parent
-        # would make every walk go deeper than it does on a real repository.
-        ts = max(now - rng.randrange(40 * 86400), int(dates[depth]))
-        for k in range(sizes[h]):
-            mark += 1
-            ts += rng.randrange(60, 3600)
-            msg = f"{user}: work {h}.{k}\n".encode()
-            stamp = f"{user} <{user}@example.invalid> {min(ts, now)} +0000"
-            out.append(
-                f"commit {ref}\nmark :{mark}\nauthor {stamp}\ncommitter {stamp}\ndata {len(msg)}\n".encode()
-                + msg
-            )
-            if k == 0:
-                out.append(f"from {main[depth]}\n".encode())
-            data = f"{user} {h} {k}\n".encode()
-            out.append(
-                f"M 100644 inline drafts/{user}-{h}-{k}.txt\ndata {len(data)}\n".encode() + data + b"\n\n"
-            )
-    out.append(b"done\n")
-    proc = subprocess.run(
-        [shutil.which("git") or "git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"],
-        input=b"".join(out),
+def measure(env: dict[str, str], cwd: Path, url: str, rounds: int) -> dict:
+    """MEASURE_SCRIPT in a child Django process running the code checked out at `cwd`."""
+    child = subprocess.run(
+        [PY, "-c", MEASURE_SCRIPT, url, str(rounds)],
+        env=env,
+        cwd=cwd,
         capture_output=True,
-        env=git.env,
+        text=True,
+        timeout=3600,
         check=False,
     )
-    if proc.returncode != 0:
-        raise SetupError(f"fast-import of the drafts failed: {proc.stderr.decode(errors='replace')[-2000:]}")
-    return {
-        "heads": heads,
-        "drafts": mark,
-        "deepest_base": max(depths),
-        "median_base_depth": statistics.median(depths),
-    }
+    if child.returncode != 0:
+        raise SetupError(f"measuring failed ({cwd}): {child.stderr[-3000:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def merged(runs: list[dict]) -> dict:
+    """The samples of several measuring runs together (the graph's figures from the last)."""
+    out = dict(runs[-1])
+    for key in ("cold", "cold_cpu", "warm", "select"):
+        out[key] = [x for run in runs for x in run[key]]
+    return out
 
 
 def median(values: list[float]) -> float | None:
@@ -232,21 +215,40 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             git.run("--git-dir", str(repo_dir), "update-ref", "refs/heads/main", f"refs/heads/{branch}")
         meta["repository"] = f"{source} (fetched)"
     else:
-        say(f"generating {args.commits:,} commits with git fast-import into bench/big (seed {args.seed})")
+        say(
+            f"generating {args.commits:,} {args.shape} commits with git fast-import into bench/big (seed {args.seed})"
+        )
         gen = history.HistoryGenerator(args.seed)
         # The generator's clock starts in 2017 and runs ~62 min a commit: 200,000 commits end in
         # 2041, after the drafts, which a date-ordered walk pays for. End the history today.
         gen.ts = int(time.time()) - args.commits * 3750 - 2 * 86400
+        written: list[shaped.Written] = []
 
         def writer(stream):
             buffered = history.Buffered(stream)
-            gen.stream(buffered, args.commits, ref="refs/heads/main")
+            if args.shape == "plain":
+                gen.stream(buffered, args.commits, ref="refs/heads/main")
+            else:
+                written.append(
+                    shaped.stream_shaped(
+                        gen, buffered, shaped.Shape(args.commits, tags=args.tags, branches=args.branches)
+                    )
+                )
             buffered.flush()
 
         history.fast_import(repo_dir, git, writer)
-        meta["repository"] = (
-            f"generated (seed {args.seed}, {args.commits:,} commits, annotated tag every 500)"
-        )
+        if written:
+            git.run("--git-dir", str(repo_dir), "update-ref", "-d", shaped.SCRATCH)
+            w = written[0]
+            meta["repository"] = (
+                f"generated (seed {args.seed}, {args.commits:,} commits, realistic: {w.merges:,} merges, "
+                f"{len(w.releases)} release branches, {len(w.branches):,} topic branches, "
+                f"{w.annotated:,} annotated + {w.lightweight:,} lightweight tags)"
+            )
+        else:
+            meta["repository"] = (
+                f"generated (seed {args.seed}, {args.commits:,} commits, plain: annotated tag every 500)"
+            )
     meta["history_s"] = round(time.monotonic() - t0, 1)
     meta["commits"] = int(git.run("--git-dir", str(repo_dir), "rev-list", "--count", "main").strip())
 
@@ -256,23 +258,44 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             git, repo_dir, heads=args.heads, drafts=args.drafts, deepest=args.deepest, seed=args.seed
         )
     )
+    # As repos/maintenance.py leaves a repository (its commit-graph also has --changed-paths,
+    # which the Work view does not read and which takes minutes to write here).
+    git.run("--git-dir", str(repo_dir), "pack-refs", "--all")
     git.run("--git-dir", str(repo_dir), "commit-graph", "write", "--reachable")
     meta["refs"] = len(git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=x").split())
 
     url = "/bench/big/work"
-    say(f"server time of GET {url} in a child Django process: {args.rounds} cold, {4 * args.rounds} warm")
-    child = subprocess.run(
-        [PY, "-c", MEASURE_SCRIPT, url, str(args.rounds)],
-        env=env,
-        cwd=BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
+    sides = {"this": BASE_DIR}
+    if args.baseline:
+        sides["baseline"] = tmp / "baseline"
+        git.run(
+            "-C",
+            str(BASE_DIR),
+            "worktree",
+            "add",
+            "--quiet",
+            "--detach",
+            str(sides["baseline"]),
+            args.baseline,
+        )
+        meta["baseline"] = git.run("-C", str(BASE_DIR), "rev-parse", "--short", args.baseline).strip()
+    # With a baseline, the two alternate (two passes each) so that a change of load on a
+    # shared machine hits both alike.
+    passes = 2 if args.baseline else 1
+    per_pass = max(1, -(-args.rounds // passes))
+    say(
+        f"server time of GET {url} in child Django processes: {per_pass * passes} cold, 4 warm each, per side"
     )
-    if child.returncode != 0:
-        raise SetupError(f"measuring failed: {child.stderr[-3000:]}")
-    server = json.loads(child.stdout.strip().splitlines()[-1])
+    runs: dict[str, list[dict]] = {side: [] for side in sides}
+    try:
+        for _ in range(passes):
+            for side, cwd in sides.items():
+                runs[side].append(measure(env, cwd, url, per_pass))
+    finally:
+        if args.baseline:
+            git.run("-C", str(BASE_DIR), "worktree", "remove", "--force", str(sides["baseline"]))
+    server = merged(runs["this"])
+    base = merged(runs["baseline"]) if args.baseline else None
 
     say(f"the same GETs through gunicorn on 127.0.0.1:{port}")
     start_web(procs, env, port)
@@ -281,6 +304,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
     results = {
         "cold_ms": median(server["cold"]), "warm_ms": median(server["warm"]), "select_ms": median(server["select"]),
+        "cold_cpu_ms": median(server["cold_cpu"]),
+        "baseline": None if base is None else {
+            "cold_ms": median(base["cold"]), "warm_ms": median(base["warm"]), "select_ms": median(base["select"]),
+            "cold_cpu_ms": median(base["cold_cpu"]), "nodes": base["nodes"], "drafts_shown": base["drafts"],
+            "samples": base,
+        },
         "http_cold_ms": median(http["cold"]), "http_warm_ms": median(http["warm"]),
         "nodes": server["nodes"], "drafts_shown": server["drafts"], "more": server["more"],
         "page_bytes": server["bytes"], "hash_width": server["width"],
@@ -297,7 +326,7 @@ def print_report(report: dict) -> None:
     m, r = report["meta"], report["results"]
     out = ["", "hostsite Work view benchmark",
            f"  repository: {m['repository']}, {m['commits']:,} commits on main; {m['refs']:,} refs",
-           f"  {m['heads']:,} workspace heads, {m['drafts']:,} draft commits; bases up to {m['deepest_base']:,} "
+           f"  {m['heads']:,} workspace heads ({m.get('release_heads', 0)} on release branches), {m['drafts']:,} draft commits; bases up to {m['deepest_base']:,} "
            f"commits below main's tip (median {m['median_base_depth']:,.0f})",
            f"  git {m['git_version']}; hostsite {m['hostsite_revision']}; {m['cpus']} CPUs; "
            f"load avg before {m['loadavg_before']}", "",
@@ -309,8 +338,17 @@ def print_report(report: dict) -> None:
            f"  warm (cached graph)                           {fmt(r['warm_ms']):>7} ms  <= {WARM_TARGET_MS:.0f} ms  "
            f"{verdict(r['warm_ok'])}  ({fmt(r['warm_ms'] / WARM_TARGET_MS, '.2f')}x the target)",
            f"  of which the selection alone (git + Python)   {fmt(r['select_ms']):>7} ms",
+           f"  cold, CPU time of the server (Python + git)   {fmt(r['cold_cpu_ms']):>7} ms",
            f"  through gunicorn, client wall time: cold {fmt(r['http_cold_ms'])} ms, warm {fmt(r['http_warm_ms'])} ms",
            f"  (whole run {m['elapsed_s']:.0f} s)"]  # fmt: skip
+    b = r.get("baseline")
+    if b:
+        out += ["", f"side by side with {m['baseline']} (same repository, same run, alternating)",
+                "                          baseline       this    this/baseline",
+                *(f"  {label:22s}{fmt(b[key]):>9} ms{fmt(r[key]):>8} ms    {fmt(r[key] / b[key], '.2f')}x"
+                  for label, key in (("cold", "cold_ms"), ("cold, CPU time", "cold_cpu_ms"), ("warm", "warm_ms"),
+                                     ("selection alone", "select_ms")) if b[key] and r[key] is not None),
+                f"  baseline page: {b['nodes']} nodes ({b['drafts_shown']} drafts)"]  # fmt: skip
     print("\n".join(out), flush=True)
 
 
@@ -320,11 +358,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--repo", type=Path, help="fetch this repository's branches and tags instead of generating"
     )
     p.add_argument("--commits", type=int, default=200_000, help="generated commits (default 200000)")
+    p.add_argument(
+        "--shape",
+        choices=("realistic", "plain"),
+        default="realistic",
+        help="realistic (default): merges, release branches, ~1,000 tags and ~1,000 branches; "
+        "plain: one line with an annotated tag every 500 commits (the shape measured before)",
+    )
+    p.add_argument("--tags", type=int, default=1_000, help="realistic: about this many tags (default 1000)")
+    p.add_argument(
+        "--branches",
+        type=int,
+        default=60,
+        help="realistic: about this many branches besides main (default 60: 40 release branches, "
+        "the rest stale topic branches)",
+    )
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--heads", type=int, default=1_000, help="workspace heads (default 1000)")
     p.add_argument("--drafts", type=int, default=5_000, help="draft commits in all (default 5000)")
     p.add_argument(
         "--deepest", type=int, default=50_000, help="deepest base below main's tip (default 50000)"
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also measure hostsite at this revision (a temporary worktree) on the same repository",
     )
     p.add_argument("--rounds", type=int, default=5, help="cold samples (default 5; 4 warm each)")
     add_run_options(p)

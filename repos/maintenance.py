@@ -2,8 +2,8 @@
 
 A full repack with a reachability bitmap (clones and fetches count objects from the bitmap
 instead of walking history) plus a commit-graph (history walks read it instead of parsing
-commits). Unreachable objects go to a cruft pack rather than being dropped: nothing pushed
-is deleted by maintenance.
+commits), and the refs packed. Unreachable objects go to a cruft pack rather than being
+dropped: nothing pushed is deleted by maintenance.
 
 One run at a time per repository: repos.locking's "maintenance" claim; a second worker that
 finds it held returns at once. maintenance_claimed_at records a run in progress, so the
@@ -50,6 +50,11 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
                 else:
                     run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
                     run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
+                # What git's gc does: loose refs into packed-refs (reftable: tables compacted).
+                # Pushes and fetches leave one file per ref; 2,000 tags and branches loose cost
+                # every for-each-ref and `--branches --tags` walk (the Work view runs both)
+                # 40 ms more than packed.
+                run_git(["pack-refs", "--all"], repo=path)
         except Exception:
             Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=None)
             raise

@@ -46,6 +46,7 @@ CHECK_MARKS = {"success": "\u2713", "failure": "\u2717", "error": "\u2717", "pen
 
 # Characters XML 1.0 forbids, and lone surrogates from undecodable commit messages.
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_SPACE = re.compile(r"\s")  # what str.isspace() says, without a Python call per character
 
 
 def render_svg(graph: Graph, layout: Layout, *, now: int, checks: Mapping[str, str] | None = None) -> str:
@@ -97,7 +98,7 @@ def row_centers(layout: Layout) -> list[int]:
 
 def safe_url(url: str) -> str:
     """A link target the page may carry: site-relative or http(s), anything else is ``#``."""
-    if not url or _UNSAFE.search(url) or any(ch.isspace() for ch in url):
+    if not url or _UNSAFE.search(url) or _SPACE.search(url):
         return "#"
     if url.startswith("/"):
         # "//host" and "/\host" leave the site (browsers read a backslash as a slash).
@@ -148,10 +149,13 @@ def _edges(layout: Layout, ys: list[int]) -> list[str]:
     if solid:
         out.append(f'<path class="sw-edge" fill="none" stroke="currentColor" d="{" ".join(solid)}"/>')
     # One path per elided edge, so the dashes run on unbroken and each dashed line is one edge.
+    # Where each column's line goes on from a row (the first link that continues it), looked
+    # up rather than searched for on every row an edge passes.
+    onward = [{link.top: link.bottom for link in reversed(row.links) if not link.start} for row in rows]
     for index, row in enumerate(rows[:-1]):
         for link in row.links:
             if link.start and link.elided:
-                d = _follow(layout, ys, index, link.top, link.bottom)
+                d = _follow(layout, ys, onward, index, link.top, link.bottom)
                 out.append(
                     f'<path class="sw-edge sw-elided" fill="none" stroke="currentColor"'
                     f' stroke-dasharray="4 3" d="{d}"><title>{commits(link.elided)}</title></path>'
@@ -159,7 +163,9 @@ def _edges(layout: Layout, ys: list[int]) -> list[str]:
     return out
 
 
-def _follow(layout: Layout, ys: list[int], index: int, top: int, bottom: int) -> str:
+def _follow(
+    layout: Layout, ys: list[int], onward: list[dict[int, int]], index: int, top: int, bottom: int
+) -> str:
     """The path of an edge leaving row ``index``: down its column until it bends into its parent.
 
     Elided edges own their column, so the line continuing in that column is this edge's,
@@ -167,13 +173,24 @@ def _follow(layout: Layout, ys: list[int], index: int, top: int, bottom: int) ->
     """
     rows = layout.rows
     d = [f"M{_x(top):g} {ys[index]}"]
+    # A straight stretch is one V however many rows it passes: a V per row made an old
+    # release branch's dashed edge thousands of commands, the page half a megabyte.
+    straight_to: int | None = None
     while True:
-        d.append(_segment(top, bottom, ys[index], ys[index + 1]))
+        if top == bottom:
+            straight_to = ys[index + 1]
+        else:
+            if straight_to is not None:
+                d.append(f"V{straight_to}")
+                straight_to = None
+            d.append(_segment(top, bottom, ys[index], ys[index + 1]))
         index += 1
         if bottom == rows[index].column or index + 1 >= len(rows):
+            if straight_to is not None:
+                d.append(f"V{straight_to}")
             return " ".join(d)
         top = bottom
-        bottom = next((link.bottom for link in rows[index].links if link.top == top and not link.start), top)
+        bottom = onward[index].get(top, top)
 
 
 def _counts(layout: Layout, ys: list[int], text_x: int) -> list[str]:

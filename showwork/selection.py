@@ -1,34 +1,38 @@
 """What the Work view shows: unfinished work in workspaces, attached to the canonical history.
 
-Four git processes for a whole view, however many heads (issue 7):
+Five git processes for a whole view, however many heads and refs:
 
-1. ``for-each-ref`` over branches, tags and workspace refs (heads, their dates);
-2. ``log --boundary <heads> --not --branches --tags``: the draft commits (reachable from the
-   selected heads, from no canonical ref) and, as the walk's boundary, their bases;
+1. ``for-each-ref`` over branches and workspace refs (heads, their dates), and one over tag
+   names only (asking a tag's type or date reads its object: 1,000 tags cost 40 ms);
+2. ``rev-list --boundary --parents --timestamp <heads> --not --branches --tags``: the draft
+   commits (reachable from the selected heads, from no canonical ref) and, as the walk's
+   boundary, their bases, with parents and dates (the commit-graph's data: no object read);
 3. ``rev-list --first-parent <branch tips> --not <oldest base>^@``: the branches'
    first-parent lines (the default branch's first; another branch's line ends where it meets
    one already drawn), so each shown public commit has one place, and the history between two
    of them collapses into one edge counting the commits skipped along the lines (a merge
-   counts as one, as in `git log --first-parent`);
+   counts as one, as in `git log --first-parent`). Branches whose tips are older than the
+   oldest base get no line (showwork.lines.read_lines: walking from them walked the whole
+   history);
 4. ``log --no-walk`` over the commits shown (after the cap): git's shortest unique
-   abbreviation (``%h`` with ``--abbrev=4``: unique among all objects) and the tips' details.
+   abbreviation (``%h`` with ``--abbrev=4``: unique among all objects), subjects, authors.
 
 A public commit off every first-parent line (inside a merged side branch) is placed by one
 ``name-rev`` over just those commits, by the length of its name's path.
 
 Measured on a 200,000-commit history with 1,000 heads (bench/showwork.py): a per-(tip, base)
 ``rev-list --count`` costs a process each (900 bases: seconds); ``name-rev`` for all bases
-cost 180 ms where the first-parent rev-list costs 50 ms; ``%h`` in the draft walk cost 50 ms
-for 5,000 commits of which the cap shows 500. Steps 2 and 3 walk down to the oldest base.
-Reading the lines in a thread while git walks the drafts was slower on two cores (the lines'
-4 MB of output is parsed under the GIL), so the processes run one after the other.
+cost 180 ms where the first-parent rev-list costs 50 ms; subjects and authors in the draft walk
+cost 40 ms for 5,000 commits of which the cap shows 500. Steps 2 and 3 walk down to the oldest
+base. Reading the lines in a thread while git walks the drafts was slower on two cores (the
+lines' 4 MB of output is parsed under the GIL), so the processes run one after the other.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.urls import reverse
@@ -43,9 +47,6 @@ from showwork.model import Graph, GraphNode
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
 FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
-# The same without the abbreviation: `%h` searches every pack for each commit, which for the
-# whole draft walk (5,000 commits, most of them capped away) cost more than the walk itself.
-WALK_FORMAT = "%m%H%x00%P%x00%x00%an%x00%ct%x00%s"
 NAMELESS = re.compile(r"^refs/users/([^/]+)/(.+)/[0-9a-f]{12}$")
 
 
@@ -79,6 +80,7 @@ class RefState:
     branches: dict[str, str]  # name -> commit
     tags: frozenset[str]
     heads: list[Head]
+    branch_dates: dict[str, int] = field(default_factory=dict)  # name -> committer date
 
 
 def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
@@ -89,28 +91,35 @@ def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
 
 
 def read_refs(repo: Repository, user: str | None = None) -> RefState:
-    prefixes_ = ["refs/heads/", "refs/tags/", f"refs/users/{user}/" if user else "refs/users/"]
+    """Branches and workspace heads with their types and dates; tags by name only. Asking a
+    tag's type or date reads its object (through its delta chain): for 1,000 tags that was
+    most of the cost of the one for-each-ref over everything, where a second process that
+    only lists names costs about 2 ms."""
+    tag_names = run_git(["for-each-ref", "--format=%(refname)", "refs/tags/"], repo=repo.disk_path).stdout
     out = run_git(
         [
             "for-each-ref",
             "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
-            *prefixes_,
+            "refs/heads/",
+            f"refs/users/{user}/" if user else "refs/users/",
         ],
         repo=repo.disk_path,
     ).stdout.decode("utf-8", "surrogateescape")
     branches: dict[str, str] = {}
-    tags: set[str] = set()
+    dates: dict[str, int] = {}
     heads: list[Head] = []
     for line in out.splitlines():
         kind, ref, sha, when = line.split("\0")
         if ref.startswith("refs/heads/"):
             if kind == "commit":
                 branches[ref[len("refs/heads/") :]] = sha
-        elif ref.startswith("refs/tags/"):
-            tags.add(ref[len("refs/tags/") :])
+                dates[ref[len("refs/heads/") :]] = int(when or 0)
         elif kind == "commit" and ref.count("/") >= 3:
             heads.append(Head(ref, sha, int(when or 0)))
-    return RefState(branches, frozenset(tags), heads)
+    tags = frozenset(
+        ref[len("refs/tags/") :] for ref in tag_names.decode("utf-8", "surrogateescape").splitlines()
+    )
+    return RefState(branches, tags, heads, dates)
 
 
 def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
@@ -125,6 +134,29 @@ def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
         commit = _Commit(sha, tuple(parents.split()), abbrev, author, int(when or 0), subject)
         (boundary if mark == "-" else drafts)[sha] = commit
     return drafts, boundary
+
+
+def walk_drafts(repo: Repository, heads: list[Head]) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
+    """(drafts, bases): the commits reachable from `heads` and from no branch or tag, and the
+    walk's boundary, with their parents and dates only. Reading subjects and authors here
+    made git read every draft's object (5,000 of them, where the cap shows 500): the commits
+    shown are described afterwards, and the rest is what the commit-graph holds."""
+    if not heads:
+        return {}, {}
+    out = run_git(
+        ["rev-list", "--boundary", "--parents", "--timestamp", "--stdin", "--not", "--branches", "--tags"],
+        repo=repo.disk_path,
+        input="".join(sorted({h.sha + "\n" for h in heads})).encode(),
+    ).stdout.decode()
+    drafts: dict[str, _Commit] = {}
+    bases: dict[str, _Commit] = {}
+    for line in out.splitlines():
+        when, sha, *parents = line.split(" ")
+        if sha.startswith("-"):
+            bases[sha[1:]] = _Commit(sha[1:], tuple(parents), "", "", int(when), "")
+        else:
+            drafts[sha] = _Commit(sha, tuple(parents), "", "", int(when), "")
+    return drafts, bases
 
 
 def _target_branch(head: Head, branches: dict[str, str]) -> str | None:
@@ -162,7 +194,6 @@ def select_with_branches(
 ) -> tuple[Graph, list[str]]:
     """select(), and the branch names it read (for the page's branch filter)."""
     now = int(time.time()) if now is None else now
-    path = repo.disk_path
     refs = read_refs(repo, user)
     hidden = hidden_owners(viewer, repo)
     cutoff = None if since is None else now - int(since.total_seconds())
@@ -170,15 +201,7 @@ def select_with_branches(
     if branch is not None and branch not in refs.branches:
         heads = []
 
-    drafts: dict[str, _Commit] = {}
-    bases: dict[str, _Commit] = {}
-    if heads:
-        out = run_git(
-            ["log", "--boundary", f"--format={WALK_FORMAT}", "--stdin", "--not", "--branches", "--tags"],
-            repo=path,
-            input="".join(sorted({h.sha + "\n" for h in heads})).encode(),
-        ).stdout
-        drafts, bases = parse_log(out)
+    drafts, bases = walk_drafts(repo, heads)
     heads = [h for h in heads if h.sha in drafts]  # the others are merged into canonical refs
 
     # Each head's stack: its drafts, down to the bases.
@@ -198,8 +221,15 @@ def select_with_branches(
                     todo.append(parent)
         stacks[head.sha] = seen
 
-    oldest = min(bases.values(), key=lambda c: (c.when, c.sha)).sha if bases else None
-    lines = read_lines(repo, refs.branches, repo.default_branch, oldest)
+    oldest = min(bases.values(), key=lambda c: (c.when, c.sha)) if bases else None
+    lines = read_lines(
+        repo,
+        refs.branches,
+        repo.default_branch,
+        oldest.sha if oldest else None,
+        dates=refs.branch_dates,
+        stop_date=oldest.when if oldest else None,
+    )
 
     if branch is not None:
         reach = lines.segments(branch)
@@ -245,14 +275,14 @@ def select_with_branches(
     public_shown = used_bases | set(refs.branches.values())
     described = _describe(repo, sorted(shown | public_shown))
     placed = {}
-    for sha, (name, steps) in name_rev(repo, sorted(used_bases - set(lines.where))).items():
+    for sha, (name, steps) in name_rev(repo, sorted(b for b in used_bases if b not in lines.where)).items():
         at = lines.place(name, steps)
         if at is not None:
             placed[sha] = at
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
     nodes: dict[str, GraphNode] = {}
     for sha in shown:
-        c = drafts[sha]
+        c = described.get(sha) or drafts[sha]
         head_labels = tuple(sorted(labels.get(sha, ())))
         url = next(
             (proposals[f"refs/users/{label}"] for label in head_labels if f"refs/users/{label}" in proposals),

@@ -44,6 +44,7 @@ class HistoryGenerator:
         self.pending_initial = True
         for i in range(initial_files):
             self.files[self._name(i)] = [self._line() for _ in range(rng.randint(20, 140))]
+        self.names: list[str] = []  # sorted(self.files), kept
         self.count = 0  # commits written so far
         self.ts = 1_500_000_000
 
@@ -67,44 +68,51 @@ class HistoryGenerator:
 
     def stream(self, out, commits: int, *, ref: str, parent: str | None = None, tags: bool = True,
                seconds_between: tuple[int, int] = (300, 7200)) -> None:  # fmt: skip
-        rng = self.rng
-        names = sorted(self.files)
         for k in range(commits):
-            n = self.count
-            if self.pending_initial:
-                changed = names
-                self.pending_initial = False
-            else:
-                changed = rng.sample(names, rng.choice((1, 1, 1, 2, 2, 3, 4)))
-                for name in changed:
-                    self._edit(self.files[name])
-                if n % 150 == 0:
-                    name = self._name(len(self.files))
-                    self.files[name] = [self._line() for _ in range(rng.randint(20, 120))]
-                    names.append(name)
-                    names.sort()
-                    changed = [*changed, name]
-            self.ts += rng.randint(*seconds_between)
-            author = rng.choice(self.authors)
-            subject = self._line().strip()[:68] or "update"
-            body = "".join(self._line().strip() + "\n" for _ in range(rng.choice((0, 0, 1, 2, 3))))
-            message = (f"{subject}\n\n{body}" if body else f"{subject}\n").encode()
-            head = f"commit {ref}\nmark :{k + 1}\n"
-            head += f"author {author} {self.ts} +0000\ncommitter {author} {self.ts} +0000\n"
-            head += f"data {len(message)}\n"
-            out.write(head.encode() + message)
-            if k == 0 and parent:
-                out.write(f"from {parent}\n".encode())
-            for name in changed:
-                data = "".join(self.files[name]).encode()
-                out.write(f"M 100644 inline {name}\ndata {len(data)}\n".encode() + data + b"\n")
-            out.write(b"\n")
-            self.count += 1
+            parents = [parent] if k == 0 and parent else []
+            author = self.commit(out, ref=ref, mark=k + 1, parents=parents, seconds_between=seconds_between)
             if tags and self.count % 500 == 0:
                 tag = f"v{self.count // 5000}.{self.count // 500 % 10}.0"
                 msg = f"Release {tag}\n".encode()
                 out.write(f"tag {tag}\nfrom :{k + 1}\ntagger {author} {self.ts} +0000\n"
                           f"data {len(msg)}\n".encode() + msg + b"\n")  # fmt: skip
+
+    def commit(self, out, *, ref: str, mark: int, parents: list[str],
+               seconds_between: tuple[int, int] = (300, 7200)) -> str:  # fmt: skip
+        """One commit editing a few files: `parents` (marks ":N" or ids) are its first parent
+        and the ones it merges (none: the ref's previous commit). Returns its author."""
+        rng = self.rng
+        if len(self.names) != len(self.files):  # a file was added
+            self.names = sorted(self.files)
+        names = self.names
+        if self.pending_initial:
+            changed = names
+            self.pending_initial = False
+        else:
+            changed = rng.sample(names, rng.choice((1, 1, 1, 2, 2, 3, 4)))
+            for name in changed:
+                self._edit(self.files[name])
+            if self.count % 150 == 0:
+                name = self._name(len(self.files))
+                self.files[name] = [self._line() for _ in range(rng.randint(20, 120))]
+                changed = [*changed, name]
+        self.ts += rng.randint(*seconds_between)
+        author = rng.choice(self.authors)
+        subject = self._line().strip()[:68] or "update"
+        body = "".join(self._line().strip() + "\n" for _ in range(rng.choice((0, 0, 1, 2, 3))))
+        message = (f"{subject}\n\n{body}" if body else f"{subject}\n").encode()
+        head = f"commit {ref}\nmark :{mark}\n"
+        head += f"author {author} {self.ts} +0000\ncommitter {author} {self.ts} +0000\n"
+        head += f"data {len(message)}\n"
+        out.write(head.encode() + message)
+        for i, parent in enumerate(parents):
+            out.write(f"{'merge' if i else 'from'} {parent}\n".encode())
+        for name in changed:
+            data = "".join(self.files[name]).encode()
+            out.write(f"M 100644 inline {name}\ndata {len(data)}\n".encode() + data + b"\n")
+        out.write(b"\n")
+        self.count += 1
+        return author
 
 
 def fast_import(repo: Path, git: Git, writer) -> None:

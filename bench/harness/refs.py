@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import shutil
+import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -56,3 +60,78 @@ def populate_workspaces(git: Git, repo: Path, *, users: int, per_user: int, batc
         raise SetupError(f"expected {len(lines)} workspace refs in {repo}, found {count}")
     return {"ref_format": fmt_, "workspace_refs": count, "commits_pointed_at": min(len(commits), len(lines)),
             "write_s": round(written, 1), "pack_s": round(packed, 1), "pack_command": " ".join(args)}  # fmt: skip
+
+
+def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int, seed: int) -> dict:
+    """heads x stacks of draft commits, written by one fast-import into `repo`: on main, and
+    one head in twenty on a maintained release branch (one of the three updated last), when
+    there are release branches."""
+
+    def line(ref: str, count: int) -> list[tuple[str, str]]:
+        rows = git.run(
+            "--git-dir", str(repo), "log", "--first-parent", f"--max-count={count}", "--format=%H %ct", ref
+        )
+        return [tuple(row.split()) for row in rows.split("\n") if row]  # type: ignore[misc]
+
+    main, dates = zip(*line("main", deepest), strict=True)
+    releases = git.run(
+        "--git-dir", str(repo), "for-each-ref", "--sort=-committerdate", "--count=3", "--format=%(refname)",
+        "refs/heads/release/",
+    ).split()  # fmt: skip
+    release_bases = [(sha, int(when)) for ref in releases for sha, when in line(ref, 100)]
+    rng = random.Random(seed)  # noqa: S311 - deterministic data, not security
+    sizes = [1] * heads
+    for _ in range(drafts - heads):
+        sizes[rng.randrange(heads)] += 1
+    now = int(time.time())
+    out, mark, depths = [], 0, []
+    for h in range(heads):
+        r = rng.random()
+        limit = 1_000 if r < 0.6 else 10_000 if r < 0.9 else deepest
+        depth = rng.randrange(min(limit, len(main)))
+        base, base_date = main[depth], int(dates[depth])
+        if release_bases and h % 20 == 19:
+            base, base_date = release_bases[rng.randrange(len(release_bases))]
+        else:
+            depths.append(depth)
+        user = f"u{h % 400:04d}"
+        ref = (
+            f"refs/users/{user}/main/{rng.getrandbits(48):012x}"
+            if h % 3 == 0
+            else f"refs/users/{user}/topic{h}"
+        )
+        # Never older than the base: git walks by date, and a draft dated before its parent
+        # would make every walk go deeper than it does on a real repository.
+        ts = max(now - rng.randrange(40 * 86400), base_date)
+        for k in range(sizes[h]):
+            mark += 1
+            ts += rng.randrange(60, 3600)
+            msg = f"{user}: work {h}.{k}\n".encode()
+            stamp = f"{user} <{user}@example.invalid> {min(ts, now)} +0000"
+            out.append(
+                f"commit {ref}\nmark :{mark}\nauthor {stamp}\ncommitter {stamp}\ndata {len(msg)}\n".encode()
+                + msg
+            )
+            if k == 0:
+                out.append(f"from {base}\n".encode())
+            data = f"{user} {h} {k}\n".encode()
+            out.append(
+                f"M 100644 inline drafts/{user}-{h}-{k}.txt\ndata {len(data)}\n".encode() + data + b"\n\n"
+            )
+    out.append(b"done\n")
+    proc = subprocess.run(
+        [shutil.which("git") or "git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"],
+        input=b"".join(out),
+        capture_output=True,
+        env=git.env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SetupError(f"fast-import of the drafts failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return {
+        "heads": heads,
+        "release_heads": heads - len(depths),
+        "drafts": mark,
+        "deepest_base": max(depths),
+        "median_base_depth": statistics.median(depths),
+    }

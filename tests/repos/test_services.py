@@ -189,11 +189,21 @@ def test_maintenance_writes_bitmap_and_commit_graph(tmp_path, git_home):
     repo = services.repository_create(owner=UserFactory(), name="m", import_from=str(src))
     Repository.objects.filter(pk=repo.pk).update(pushes_since_maintenance=3)
     repo.refresh_from_db()
+
+    def loose_refs():
+        return [p for p in (repo.disk_path / "refs").rglob("*") if p.is_file()]
+
+    files_backend = not supports_reftable()
+    run_git(["update-ref", "refs/tags/loose", "HEAD"], repo=repo.disk_path)  # as a push leaves it
+    assert loose_refs() or not files_backend
     result = maintain_repository(repo)
     assert result.ran
     objects = repo.disk_path / "objects"
     assert list((objects / "pack").glob("*.bitmap"))
     assert (objects / "info" / "commit-graph").exists() or (objects / "info" / "commit-graphs").exists()
+    if files_backend:  # refs packed, as git's gc leaves them
+        assert not loose_refs()
+        assert "refs/tags/loose" in (repo.disk_path / "packed-refs").read_text()
     repo.refresh_from_db()
     assert repo.last_maintained_at is not None
     assert repo.pushes_since_maintenance == 0

@@ -211,3 +211,18 @@ def test_svg_draws_a_straight_stack_as_one_line():
     root = svg_of(Graph(nodes))
     (path,) = root.findall(f"{SVG}path")
     assert path.get("d") == f"M16 {ROW_HEIGHT // 2}V{ROW_HEIGHT // 2 + 199 * ROW_HEIGHT}"
+
+
+def test_a_long_dashed_edge_is_one_straight_stretch():
+    """release's edge down to `old` passes the twelve rows of main's line: one V for the
+    whole stretch, not one per row."""
+    nodes = [tip("r", ("old", 3), branch="release"), tip("t", "s9")]
+    nodes += [base(f"s{i}", f"s{i - 1}" if i else "old") for i in range(9, -1, -1)]
+    graph = Graph([*nodes, base("old")])
+    lay = layout(graph)
+    ys = row_centers(lay)
+    root = svg_of(graph)
+    (dashed,) = [p for p in root.findall(f"{SVG}path") if "sw-elided" in p.get("class")]
+    d = dashed.get("d")
+    assert d.count("V") == 1, d
+    assert d.endswith(f"V{ys[-1]}")  # it lands on `old`, the last row
