@@ -7,7 +7,7 @@ Five git processes for a whole view, however many heads and refs:
 2. ``rev-list --boundary --parents --timestamp <heads> --not --branches --tags``: the draft
    commits (reachable from the selected heads, from no canonical ref) and, as the walk's
    boundary, their bases, with parents and dates (the commit-graph's data: no object read);
-3. ``rev-list --first-parent <branch tips> --not <oldest base>^@``: the branches'
+3. ``rev-list --first-parent <branch tips> --not <oldest shown base>^@``: the branches'
    first-parent lines (the default branch's first; another branch's line ends where it meets
    one already drawn), so each shown public commit has one place, and the history between two
    of them collapses into one edge counting the commits skipped along the lines (a merge
@@ -23,9 +23,11 @@ A public commit off every first-parent line (inside a merged side branch) is pla
 Measured on a 200,000-commit history with 1,000 heads (bench/showwork.py): a per-(tip, base)
 ``rev-list --count`` costs a process each (900 bases: seconds); ``name-rev`` for all bases
 cost 180 ms where the first-parent rev-list costs 50 ms; subjects and authors in the draft walk
-cost 40 ms for 5,000 commits of which the cap shows 500. Steps 2 and 3 walk down to the oldest
-base. Reading the lines in a thread while git walks the drafts was slower on two cores (the
-lines' 4 MB of output is parsed under the GIL), so the processes run one after the other.
+cost 40 ms for 5,000 commits of which the cap shows 500. Step 2 walks down to the oldest
+base of all; step 3 only to the oldest base of the stacks the cap keeps (with a branch filter,
+of all: it asks where every base lies). Reading the lines in a thread while git walks the
+drafts was slower on two cores (the lines' 4 MB of output is parsed under the GIL), so the
+processes run one after the other.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from repos.git import run_git
 from repos.models import Repository
 from repos.visibility import view_for
 from showwork import prefixes
-from showwork.lines import name_rev, public_edges, read_lines
+from showwork.lines import Lines, name_rev, public_edges, read_lines
 from showwork.model import Graph, GraphNode
 
 DEFAULT_SINCE = timedelta(days=30)
@@ -221,17 +223,21 @@ def select_with_branches(
                     todo.append(parent)
         stacks[head.sha] = seen
 
-    oldest = min(bases.values(), key=lambda c: (c.when, c.sha)) if bases else None
-    lines = read_lines(
-        repo,
-        refs.branches,
-        repo.default_branch,
-        oldest.sha if oldest else None,
-        dates=refs.branch_dates,
-        stop_date=oldest.when if oldest else None,
-    )
+    def lines_down_to(among: set[str]) -> Lines:
+        oldest = min((bases[sha] for sha in among), key=lambda c: (c.when, c.sha)) if among else None
+        return read_lines(
+            repo,
+            refs.branches,
+            repo.default_branch,
+            oldest.sha if oldest else None,
+            dates=refs.branch_dates,
+            stop_date=oldest.when if oldest else None,
+        )
 
+    lines: Lines | None = None
     if branch is not None:
+        # The filter asks where every base lies, so the lines go down to the oldest of all.
+        lines = lines_down_to(set(bases))
         reach = lines.segments(branch)
         on_branch = set()
         for sha in bases:
@@ -267,6 +273,11 @@ def select_with_branches(
         for sha in stacks[head.sha]:
             owner_of.setdefault(sha, head.owner)
     used_bases = {p for sha in shown for p in drafts[sha].parents if p in bases}
+    if lines is None:
+        # Only the shown stacks' bases are placed: the lines need go no deeper than the oldest
+        # of them. The oldest base of all (a head kept for weeks on a base 50,000 commits down)
+        # made git walk every line that far, and most of the cold page's time.
+        lines = lines_down_to(used_bases)
     branch_labels: dict[str, list[str]] = {}
     for name, sha in sorted(refs.branches.items()):
         branch_labels.setdefault(sha, []).append(name)
