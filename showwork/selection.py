@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
@@ -96,17 +97,13 @@ def read_refs(repo: Repository, user: str | None = None) -> RefState:
     """Branches and workspace heads with their types and dates; tags by name only. Asking a
     tag's type or date reads its object (through its delta chain): for 1,000 tags that was
     most of the cost of the one for-each-ref over everything, where a second process that
-    only lists names costs about 2 ms."""
-    tag_names = run_git(["for-each-ref", "--format=%(refname)", "refs/tags/"], repo=repo.disk_path).stdout
-    out = run_git(
-        [
-            "for-each-ref",
-            "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
-            "refs/heads/",
-            f"refs/users/{user}/" if user else "refs/users/",
-        ],
-        repo=repo.disk_path,
-    ).stdout.decode("utf-8", "surrogateescape")
+    only lists names costs about 2 ms; the two run at once."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        listing_tags = pool.submit(
+            run_git, ["for-each-ref", "--format=%(refname)", "refs/tags/"], repo=repo.disk_path
+        )
+        out = _branches_and_heads(repo, user).decode("utf-8", "surrogateescape")
+        tag_names = listing_tags.result().stdout
     branches: dict[str, str] = {}
     dates: dict[str, int] = {}
     heads: list[Head] = []
@@ -122,6 +119,18 @@ def read_refs(repo: Repository, user: str | None = None) -> RefState:
         ref[len("refs/tags/") :] for ref in tag_names.decode("utf-8", "surrogateescape").splitlines()
     )
     return RefState(branches, tags, heads, dates)
+
+
+def _branches_and_heads(repo: Repository, user: str | None) -> bytes:
+    return run_git(
+        [
+            "for-each-ref",
+            "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
+            "refs/heads/",
+            f"refs/users/{user}/" if user else "refs/users/",
+        ],
+        repo=repo.disk_path,
+    ).stdout
 
 
 def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
@@ -273,18 +282,22 @@ def select_with_branches(
         for sha in stacks[head.sha]:
             owner_of.setdefault(sha, head.owner)
     used_bases = {p for sha in shown for p in drafts[sha].parents if p in bases}
-    if lines is None:
-        # Only the shown stacks' bases are placed: the lines need go no deeper than the oldest
-        # of them. The oldest base of all (a head kept for weeks on a base 50,000 commits down)
-        # made git walk every line that far, and most of the cold page's time.
-        lines = lines_down_to(used_bases)
+    public_shown = used_bases | set(refs.branches.values())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The shown commits' descriptions are asked of git while the lines are walked: two
+        # processes on two cores, the GIL free while this thread waits on either.
+        describing = pool.submit(_describe, repo, sorted(shown | public_shown))
+        if lines is None:
+            # Only the shown stacks' bases are placed: the lines need go no deeper than the
+            # oldest of them. The oldest base of all (a head kept for weeks on a base 50,000
+            # commits down) made git walk every line that far, most of the cold page's time.
+            lines = lines_down_to(used_bases)
+        described = describing.result()
     branch_labels: dict[str, list[str]] = {}
     for name, sha in sorted(refs.branches.items()):
         branch_labels.setdefault(sha, []).append(name)
 
     proposals = _proposal_urls(repo, kept)
-    public_shown = used_bases | set(refs.branches.values())
-    described = _describe(repo, sorted(shown | public_shown))
     placed = {}
     for sha, (name, steps) in name_rev(repo, sorted(b for b in used_bases if b not in lines.where)).items():
         at = lines.place(name, steps)
