@@ -26,8 +26,9 @@ cost 180 ms where the first-parent rev-list costs 50 ms; subjects and authors in
 cost 40 ms for 5,000 commits of which the cap shows 500. Step 2 walks down to the oldest
 base of all; step 3 only to the oldest base of the stacks the cap keeps (with a branch filter,
 of all: it asks where every base lies). Reading the lines in a thread while git walks the
-drafts was slower on two cores (the lines' 4 MB of output is parsed under the GIL), so the
-processes run one after the other.
+drafts was slower on two cores (the lines' 4 MB of output is parsed under the GIL), so those
+two run one after the other; the small ones run beside them (the tag names beside the other
+for-each-ref, the description of the shown commits beside the lines).
 """
 
 from __future__ import annotations
