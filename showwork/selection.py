@@ -33,58 +33,22 @@ for-each-ref, the description of the shown commits beside the lines).
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import timedelta
 
 from django.urls import reverse
 
-from repos.git import run_git
 from repos.models import Repository
 from repos.visibility import view_for
-from showwork import prefixes
+from showwork import prefixes, reading
 from showwork.lines import Lines, name_rev, public_edges, read_lines
 from showwork.model import Graph, GraphNode
+from showwork.reading import NAMELESS, Head, read_refs, walk_drafts
 
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
-FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
-NAMELESS = re.compile(r"^refs/users/([^/]+)/(.+)/[0-9a-f]{12}$")
-
-
-@dataclass(frozen=True)
-class Head:
-    ref: str
-    sha: str
-    when: int
-
-    @property
-    def owner(self) -> str:
-        return self.ref.split("/", 3)[2]
-
-    @property
-    def label(self) -> str:
-        return self.ref.removeprefix("refs/users/")
-
-
-@dataclass
-class _Commit:
-    sha: str
-    parents: tuple[str, ...]
-    abbrev: str
-    author: str
-    when: int
-    subject: str
-
-
-@dataclass(frozen=True)
-class RefState:
-    branches: dict[str, str]  # name -> commit
-    tags: frozenset[str]
-    heads: list[Head]
-    branch_dates: dict[str, int] = field(default_factory=dict)  # name -> committer date
 
 
 def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
@@ -92,83 +56,6 @@ def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
     their heads are left out of the graph, and the cache keys on them."""
     hidden = view_for(repo, viewer).hidden_ref_prefixes()
     return frozenset(p.split("/")[2] for p in hidden if p.startswith("refs/users/"))
-
-
-def read_refs(repo: Repository, user: str | None = None) -> RefState:
-    """Branches and workspace heads with their types and dates; tags by name only. Asking a
-    tag's type or date reads its object (through its delta chain): for 1,000 tags that was
-    most of the cost of the one for-each-ref over everything, where a second process that
-    only lists names costs about 2 ms; the two run at once."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        listing_tags = pool.submit(
-            run_git, ["for-each-ref", "--format=%(refname)", "refs/tags/"], repo=repo.disk_path
-        )
-        out = _branches_and_heads(repo, user).decode("utf-8", "surrogateescape")
-        tag_names = listing_tags.result().stdout
-    branches: dict[str, str] = {}
-    dates: dict[str, int] = {}
-    heads: list[Head] = []
-    for line in out.splitlines():
-        kind, ref, sha, when = line.split("\0")
-        if ref.startswith("refs/heads/"):
-            if kind == "commit":
-                branches[ref[len("refs/heads/") :]] = sha
-                dates[ref[len("refs/heads/") :]] = int(when or 0)
-        elif kind == "commit" and ref.count("/") >= 3:
-            heads.append(Head(ref, sha, int(when or 0)))
-    tags = frozenset(
-        ref[len("refs/tags/") :] for ref in tag_names.decode("utf-8", "surrogateescape").splitlines()
-    )
-    return RefState(branches, tags, heads, dates)
-
-
-def _branches_and_heads(repo: Repository, user: str | None) -> bytes:
-    return run_git(
-        [
-            "for-each-ref",
-            "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
-            "refs/heads/",
-            f"refs/users/{user}/" if user else "refs/users/",
-        ],
-        repo=repo.disk_path,
-    ).stdout
-
-
-def parse_log(out: bytes) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
-    """(drafts, boundary) from `log --boundary --format=FORMAT`."""
-    drafts: dict[str, _Commit] = {}
-    boundary: dict[str, _Commit] = {}
-    for line in out.decode("utf-8", "replace").split("\n"):
-        if not line:
-            continue
-        mark, rest = line[0], line[1:]
-        sha, parents, abbrev, author, when, subject = rest.split("\0", 5)
-        commit = _Commit(sha, tuple(parents.split()), abbrev, author, int(when or 0), subject)
-        (boundary if mark == "-" else drafts)[sha] = commit
-    return drafts, boundary
-
-
-def walk_drafts(repo: Repository, heads: list[Head]) -> tuple[dict[str, _Commit], dict[str, _Commit]]:
-    """(drafts, bases): the commits reachable from `heads` and from no branch or tag, and the
-    walk's boundary, with their parents and dates only. Reading subjects and authors here
-    made git read every draft's object (5,000 of them, where the cap shows 500): the commits
-    shown are described afterwards, and the rest is what the commit-graph holds."""
-    if not heads:
-        return {}, {}
-    out = run_git(
-        ["rev-list", "--boundary", "--parents", "--timestamp", "--stdin", "--not", "--branches", "--tags"],
-        repo=repo.disk_path,
-        input="".join(sorted({h.sha + "\n" for h in heads})).encode(),
-    ).stdout.decode()
-    drafts: dict[str, _Commit] = {}
-    bases: dict[str, _Commit] = {}
-    for line in out.splitlines():
-        when, sha, *parents = line.split(" ")
-        if sha.startswith("-"):
-            bases[sha[1:]] = _Commit(sha[1:], tuple(parents), "", "", int(when), "")
-        else:
-            drafts[sha] = _Commit(sha, tuple(parents), "", "", int(when), "")
-    return drafts, bases
 
 
 def _target_branch(head: Head, branches: dict[str, str]) -> str | None:
@@ -287,7 +174,7 @@ def select_with_branches(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The shown commits' descriptions are asked of git while the lines are walked: two
         # processes on two cores, the GIL free while this thread waits on either.
-        describing = pool.submit(_describe, repo, sorted(shown | public_shown))
+        describing = pool.submit(reading.describe, repo, sorted(shown | public_shown))
         if lines is None:
             # Only the shown stacks' bases are placed: the lines need go no deeper than the
             # oldest of them. The oldest base of all (a head kept for weeks on a base 50,000
@@ -343,18 +230,6 @@ def select_with_branches(
     )
     ordered = topo_order({sha: replace(node, short=sha[:width]) for sha, node in nodes.items()})
     return Graph(ordered, more=more), sorted(refs.branches)
-
-
-def _describe(repo: Repository, shas: list[str]) -> dict[str, _Commit]:
-    """The shown commits with git's shortest unique abbreviation (and the tips' details)."""
-    if not shas:
-        return {}
-    out = run_git(
-        ["log", "--no-walk=unsorted", f"--format={FORMAT}", "--abbrev=4", "--stdin"],
-        repo=repo.disk_path,
-        input="".join(s + "\n" for s in shas).encode(),
-    ).stdout
-    return parse_log(out)[0]
 
 
 def _proposal_urls(repo: Repository, heads: list[Head]) -> dict[str, str]:

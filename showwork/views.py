@@ -22,7 +22,7 @@ from repos.gittools import ref_exists, rev_parse
 from repos.models import Repository
 from repos.views import repo_or_404
 from repos.visibility import view_for
-from showwork import cache, prefixes, selection
+from showwork import cache, prefixes, reading, selection
 from showwork.layout import layout
 from showwork.model import Graph, GraphNode
 from showwork.render_svg import render_svg
@@ -123,7 +123,7 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
         [
             "log",
             "--boundary",
-            f"--format={selection.FORMAT}",
+            f"--format={reading.FORMAT}",
             "--abbrev=4",
             ref,
             "--not",
@@ -133,7 +133,7 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
         ],
         repo=repo.disk_path,
     ).stdout
-    drafts, bases = selection.parse_log(out)
+    drafts, bases = reading.parse_log(out)
     label = ref.removeprefix("refs/users/")
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
     head = rev_parse(repo.disk_path, ref, peel=None)
@@ -152,7 +152,7 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
             labels=(label,) if sha == head else (),
             url=base_url + sha,
         )
-    refs = selection.read_refs(repo, user=label.split("/", 1)[0])
+    refs = reading.read_refs(repo, user=label.split("/", 1)[0])
     width = prefixes.common_width(
         [c.abbrev for c in (*drafts.values(), *bases.values())], refs.branches, refs.tags, list(nodes)
     )
@@ -172,7 +172,7 @@ def stack(request, owner: str, name: str, ref: str):
     if not ref_exists(repo.disk_path, full):
         raise Http404
     graph, base = _stack_graph(repo, full)
-    match = selection.NAMELESS.match(full)
+    match = reading.NAMELESS.match(full)
     target = match[2] if match else repo.default_branch
     tip = rev_parse(repo.disk_path, f"refs/heads/{target}")
     if not tip:

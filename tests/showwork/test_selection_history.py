@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from showwork import lines as lines_module
-from showwork.selection import read_refs, select
+from showwork.reading import read_refs
+from showwork.selection import select
 from tests.gitutil import git
 from tests.showwork.lab import DAY, NOW, Lab
 
