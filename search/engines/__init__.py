@@ -50,6 +50,21 @@ class Statement:
         return sql, [*self.params, cap]
 
 
+def commits_statement(match: str, params: list, query: Query, visible: Visible) -> Statement:
+    """Commits whose text matches (`match`, the engine's own test of `e`'s text, with its
+    `params`) or whose id starts with the query's hex prefix: the same for every engine."""
+    if query.sha_prefix:
+        match += " OR e.sha LIKE %s"
+        params = [*params, query.sha_prefix + "%"]
+    return Statement(
+        key="e.id",
+        repository="e.repository_id",
+        body=f"FROM search_commitentry e WHERE e.repository_id IN ({visible.sql}) AND ({match})",
+        params=[*visible.params, *params],
+        order="e.committed_at DESC, e.id DESC",
+    )
+
+
 class Engine(Protocol):
     vendor: str
 

@@ -4,7 +4,7 @@ websearch_to_tsquery) answers prose. See search/migrations/0002_engines.py."""
 
 from __future__ import annotations
 
-from search.engines import Statement, Visible
+from search.engines import Statement, Visible, commits_statement
 from search.query import Query
 
 TSQUERY = "websearch_to_tsquery('simple'::regconfig, %s)"
@@ -40,17 +40,7 @@ class PostgresEngine:
         )
 
     def commits(self, query: Query, visible: Visible) -> Statement:
-        match, params = f"e.document @@ {TSQUERY}", [query.text]
-        if query.sha_prefix:
-            match += " OR e.sha LIKE %s"
-            params.append(query.sha_prefix + "%")
-        return Statement(
-            key="e.id",
-            repository="e.repository_id",
-            body=f"FROM search_commitentry e WHERE e.repository_id IN ({visible.sql}) AND ({match})",
-            params=[*visible.params, *params],
-            order="e.committed_at DESC, e.id DESC",
-        )
+        return commits_statement(f"e.document @@ {TSQUERY}", [query.text], query, visible)
 
     def repositories(self, query: Query, visible: Visible) -> Statement:
         like = query.like_pattern()

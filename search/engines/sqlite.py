@@ -4,7 +4,7 @@ FTS5 as quoted strings (`"` doubled), so OR, NEAR, `*`, `^` and quotes in it are
 
 from __future__ import annotations
 
-from search.engines import Statement, Visible
+from search.engines import Statement, Visible, commits_statement
 from search.query import Query
 
 
@@ -41,17 +41,7 @@ class SqliteEngine:
         )
 
     def commits(self, query: Query, visible: Visible) -> Statement:
-        match, params = f"e.id IN {_in_fts('commitentry')}", [fts_terms(query)]
-        if query.sha_prefix:
-            match += " OR e.sha LIKE %s"
-            params.append(query.sha_prefix + "%")
-        return Statement(
-            key="e.id",
-            repository="e.repository_id",
-            body=f"FROM search_commitentry e WHERE e.repository_id IN ({visible.sql}) AND ({match})",
-            params=[*visible.params, *params],
-            order="e.committed_at DESC, e.id DESC",
-        )
+        return commits_statement(f"e.id IN {_in_fts('commitentry')}", [fts_terms(query)], query, visible)
 
     def repositories(self, query: Query, visible: Visible) -> Statement:
         like = query.like_pattern()
