@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "showwork",
     "notifications",
     "search",
+    "sshgit",
 ]
 
 # What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the
@@ -335,12 +336,19 @@ from hostsite.browse_settings import (  # noqa: E402, F401 - settings Django rea
 SITE_SEARCH_MAX_FILE_BYTES = env_int("SITE_SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
 SITE_SEARCH_TIMEOUT = env_int("SITE_SEARCH_TIMEOUT", 5, minimum=1, maximum=300)
 
-# --- REST API (hostsite.api_settings) ---------------------------------------------------------
+# --- REST API (hostsite.api_settings) and git over SSH (sshgit/, hostsite.ssh_settings) -------
 from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here
     API_MAX_BODY,
     API_MAX_JSON_DEPTH,
     REST_FRAMEWORK,
     SPECTACULAR_SETTINGS,
+)
+from hostsite.ssh_settings import (  # noqa: E402, F401 - settings Django reads from here
+    SSH_HOST,
+    SSH_LISTEN,
+    SSH_PORT,
+    SSH_PUBLIC_PORT,
+    SSH_USER,
 )
 
 LOGGING = {
