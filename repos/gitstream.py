@@ -114,6 +114,10 @@ class GitProcessResponse(StreamingHttpResponse):
         for name, value in NO_CACHE_HEADERS.items():
             self[name] = value
 
+    @property
+    def proc(self) -> subprocess.Popen:
+        return self._proc
+
     def _stream(self, prefix: bytes):
         if prefix:
             yield prefix

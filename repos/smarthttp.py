@@ -68,7 +68,9 @@ def _service_argv(service: str, path: Path, *, advertise: bool, config: list[tup
     return argv
 
 
-def _hook_env(req: GitRequest, pusher: Pusher, updates_file: str, spool_id: str) -> dict[str, str]:
+def _hook_env(
+    req: GitRequest, pusher: Pusher, updates_file: str, spool_id: str, transport: str
+) -> dict[str, str]:
     repo, role = req.repository, req.role
     return {
         **gitaccess.hook_env(req),
@@ -81,7 +83,7 @@ def _hook_env(req: GitRequest, pusher: Pusher, updates_file: str, spool_id: str)
         # the replay leaves a young file alone while this process lives.
         "HOSTSITE_PUSH_SPOOL_DIR": str(push_spool.spool_dir()),
         "HOSTSITE_PUSH_ID": spool_id,
-        "HOSTSITE_PUSH_PROTOCOL": "http",
+        "HOSTSITE_PUSH_PROTOCOL": transport,
         "HOSTSITE_SPOOL_WRITER_PID": str(os.getpid()),
     }
 
@@ -92,7 +94,11 @@ def advertise(
     pusher: Pusher,
     protocol: str | None,
     client: GitClient,
+    *,
+    service_line: bool = True,
 ) -> GitProcessResponse | HttpResponse:
+    """The advertisement. `service_line`: smart HTTP's `# service=` first line (git over SSH
+    has none)."""
     path = repository_dir(repo)
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
     req = git_request(repo, service, pusher, client)
@@ -100,7 +106,7 @@ def advertise(
     # v0/v1 advertisements start with the service line, as git http-backend writes it; in v2
     # the capability advertisement stands alone.
     prefix = b""
-    if not wants_v2(protocol) or service == "receive-pack":
+    if service_line and (not wants_v2(protocol) or service == "receive-pack"):
         prefix = pktline.encode(f"# service=git-{service}\n") + pktline.FLUSH
     content_type = f"application/x-git-{service}-advertisement"
     body = None
@@ -134,7 +140,10 @@ def rpc(
     gzip: bool,
     protocol: str | None,
     client: GitClient,
+    transport: str = "http",
 ) -> GitProcessResponse | HttpResponse:
+    """One request's git run. `transport`: how the client reached us ("http", "ssh"), as the
+    push's record says."""
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
@@ -148,7 +157,7 @@ def rpc(
         fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
         spool_id = push_spool.new_spool_id()
-        env.update(_hook_env(req, pusher, updates_path, spool_id))
+        env.update(_hook_env(req, pusher, updates_path, spool_id, transport))
         # The object checks' messages reach the client on side-band 2: read them on the way
         # (legacy objects are recorded, refusals explained). Without a side-band they go to
         # git's stderr and the client sees none of them; nothing to add to.
@@ -163,7 +172,7 @@ def rpc(
                     repo=repo,
                     pusher=pusher.user,
                     updates=updates,
-                    protocol="http",
+                    protocol=transport,
                     push_options=pushes.parse_push_options(text),
                 )
                 if updates

@@ -55,26 +55,55 @@ def authorize(
     if service not in SERVICES.values():
         raise GitHTTPError(403, "Only the smart HTTP protocol is supported")
     user, token = git_credentials(request)
+    if user is None:
+        repo = selectors.repository_by_name(owner, name)
+        if repo is None:
+            # Anonymous readers of a public repository that moved follow it too.
+            _raise_if_moved(None, owner, name)
+        if repo is None or not repo.is_public or repo.is_deleted or service == "receive-pack":
+            raise GitHTTPError(401, "Authentication required")
+        return repo, Pusher(None, None)
+    return authorize_user(
+        user,
+        owner,
+        name,
+        service,
+        write_refusal=None
+        if token.allows_write
+        else "This token has the read scope; pushing needs a token with the write scope",
+    )
+
+
+def authorize_user(
+    user, owner: str, name: str, service: str, *, write_refusal: str | None = None
+) -> tuple[Repository, Pusher]:
+    """The same decision for a signed-in user, however they signed in (a token over HTTP, a
+    key over SSH). `write_refusal`: why this credential may not push at all (None: it may)."""
     repo = selectors.repository_by_name(owner, name)
     if repo is None:
         # A renamed or transferred repository: redirect whoever may read it (git follows the
         # redirect of info/refs and uses the new URL for the rest of the operation).
-        moved = selectors.redirected_repository(owner, name)
-        if moved is not None and selectors.can_read(user, moved):
-            raise RepositoryMoved(moved, owner, name)
-    if user is None:
-        if repo is None or not repo.is_public or repo.is_deleted or service == "receive-pack":
-            raise GitHTTPError(401, "Authentication required")
-        return repo, Pusher(None, None)
+        _raise_if_moved(user, owner, name)
     if repo is None or not selectors.can_read(user, repo):
         raise GitHTTPError(404, "Repository not found")
     if repo.is_deleted and service == "receive-pack":
         # Staff may still fetch a deleted repository; nobody writes to it until it is restored.
         raise GitHTTPError(403, "This repository is deleted; restore it before pushing")
-    if service == "receive-pack" and not token.allows_write:
-        raise GitHTTPError(403, "This token has the read scope; pushing needs a token with the write scope")
-    if service == "receive-pack" and sources.active_import(repo) is not None:
+    if service == "receive-pack" and write_refusal:
+        raise GitHTTPError(403, write_refusal)
+    if service == "receive-pack":
+        refuse_push_while_importing(repo)
+    return repo, Pusher(user, selectors.role_for(user, repo))
+
+
+def refuse_push_while_importing(repo: Repository) -> None:
+    if sources.active_import(repo) is not None:
         # The import's atomic fetch would fail on a ref a push created meanwhile, and a failed
         # or cancelled import removes the repository with whatever was pushed.
         raise GitHTTPError(403, "This repository is being imported; push when the import has finished")
-    return repo, Pusher(user, selectors.role_for(user, repo))
+
+
+def _raise_if_moved(user, owner: str, name: str) -> None:
+    moved = selectors.redirected_repository(owner, name)
+    if moved is not None and selectors.can_read(user, moved):
+        raise RepositoryMoved(moved, owner, name)

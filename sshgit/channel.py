@@ -1,0 +1,82 @@
+"""The SSH channel as the session sees it: sshd's pipes, passed to this process as fds 0, 1
+and 2.
+
+Reads return what has arrived (a pipe read), never wait to fill a buffer: the client sends a
+request and then waits for the answer, so a read that waited for more would never return. A
+reader can be stopped from another thread, which is how a request's feeder thread lets go of
+the channel once git has finished with it (the client does not close its side after a push).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+
+from repos import pktline
+
+CHUNK = 64 * 1024
+
+
+class ChannelReader:
+    """A file-like reader of one fd that another thread can stop (reads then return b"")."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._stop_r, self._stop_w = os.pipe()
+        self.eof = False
+
+    def read(self, n: int = CHUNK) -> bytes:
+        if self.eof or n <= 0:
+            return b""
+        ready, _, _ = select.select([self.fd, self._stop_r], [], [])
+        if self._stop_r in ready:
+            return b""
+        data = os.read(self.fd, n)
+        if not data:
+            self.eof = True
+        return data
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"x")
+
+    def close(self) -> None:
+        # The channel itself stays open (the session writes its answer there); only a request
+        # body is "closed" by its consumer.
+        pass
+
+    def release(self) -> None:
+        for fd in (self._stop_r, self._stop_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_request(reader: ChannelReader, *, limit: int) -> bytes | None:
+    """One protocol v2 request: pkt-lines up to and including its flush-pkt. None when the
+    client ends the session (a flush-pkt alone, or the channel's end)."""
+    out = bytearray()
+    while True:
+        try:
+            raw, payload = pktline.read_pkt(reader)
+        except EOFError:
+            if out:
+                raise pktline.PktLineError("request ends before its flush-pkt") from None
+            return None
+        if payload is None and raw == pktline.FLUSH:
+            return bytes(out + raw) if out else None
+        out += raw
+        if len(out) > limit:
+            raise pktline.PktLineError(f"request larger than {limit // 1024} KiB")
+
+
+def error_packet(message: str) -> bytes:
+    """A protocol v2 `ERR` packet: git prints it as `remote error: <message>` and stops."""
+    return pktline.encode(f"ERR {message}\n")
