@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from repos import browse, pktline
 from sshgit.commands import shown
@@ -28,7 +29,7 @@ def read(reader) -> list[str]:
     args: list[str] = []
     while True:
         try:
-            _raw, payload = pktline.read_pkt(reader)
+            _raw, payload = pktline.read_pkt(cast(BinaryIO, reader))
         except (EOFError, pktline.PktLineError) as exc:
             raise ArchiveRefused(f"malformed request: {exc or 'it ended early'}") from None
         if payload is None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import tempfile
+from typing import BinaryIO, cast
 
 from repos import pktline
 
@@ -59,22 +61,34 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def read_request(reader: ChannelReader, *, limit: int) -> bytes | None:
-    """One protocol v2 request: pkt-lines up to and including its flush-pkt. None when the
-    client ends the session (a flush-pkt alone, or the channel's end)."""
-    out = bytearray()
-    while True:
-        try:
-            raw, payload = pktline.read_pkt(reader)
-        except EOFError:
-            if out:
-                raise pktline.PktLineError("request ends before its flush-pkt") from None
-            return None
-        if payload is None and raw == pktline.FLUSH:
-            return bytes(out + raw) if out else None
-        out += raw
-        if len(out) > limit:
-            raise pktline.PktLineError(f"request larger than {limit // 1024} KiB")
+def read_request(reader: ChannelReader, *, limit: int) -> BinaryIO | None:
+    """One protocol v2 request: pkt-lines up to and including its flush-pkt, spooled (memory up
+    to 1 MiB). None when the client ends the session (a flush-pkt alone, or the channel's end)."""
+    out = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 - returned
+    size = 0
+    try:
+        while True:
+            try:
+                raw, payload = pktline.read_pkt(cast(BinaryIO, reader))
+            except EOFError:
+                if size:
+                    raise pktline.PktLineError("request ends before its flush-pkt") from None
+                out.close()
+                return None
+            if payload is None and raw == pktline.FLUSH:
+                if not size:
+                    out.close()
+                    return None
+                out.write(raw)
+                out.seek(0)
+                return cast(BinaryIO, out)
+            out.write(raw)
+            size += len(raw)
+            if size > limit:
+                raise pktline.PktLineError(f"request larger than {limit // (1024 * 1024)} MiB")
+    except BaseException:
+        out.close()
+        raise
 
 
 def error_packet(message: str) -> bytes:

@@ -17,12 +17,14 @@ and the push's record are the same whichever way a client came.
 
 from __future__ import annotations
 
-import io
+import os
 import subprocess
 import threading
+from typing import BinaryIO, cast
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 
 from repos import gitaccess, pktline, smarthttp, transfers
 from repos.git import piped, popen_git
@@ -44,21 +46,21 @@ class ChannelError(Exception):
     """A refusal after the conversation started: said in git's terms on the channel."""
 
 
-def _send(response: HttpResponse) -> None:
+def _send(response: HttpResponseBase) -> None:
     """Write a response of repos.smarthttp to the channel; always close it (that reaps git and
     runs its on-exit work: the push's record, the transfer count)."""
     try:
-        if response.streaming:
+        if isinstance(response, StreamingHttpResponse):
             for chunk in response:
                 write_all(OUT, chunk)
         else:
-            write_all(OUT, response.content)
+            write_all(OUT, cast(HttpResponse, response).content)
     finally:
         response.close()
 
 
 def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: GitClient) -> int:
-    if wants_v2(protocol):
+    if protocol is not None and wants_v2(protocol):
         return _upload_pack_v2(repo, pusher, protocol, client)
     path = repository_dir(repo)
     req = smarthttp.git_request(repo, "upload-pack", pusher, client)
@@ -69,8 +71,8 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
     proc = popen_git(argv, env=env, stdin=0, stderr=ERR)
     sent = 0
     try:
-        out = piped(proc.stdout)
-        while chunk := out.read1(OUT_CHUNK):
+        out = piped(proc.stdout).fileno()
+        while chunk := os.read(out, OUT_CHUNK):
             write_all(OUT, chunk)
             sent += len(chunk)
     except OSError:
@@ -97,7 +99,7 @@ def _upload_pack_v2(repo: Repository, pusher: Pusher, protocol: str, client: Git
                     repo,
                     "upload-pack",
                     pusher,
-                    body=io.BytesIO(request),
+                    body=request,
                     gzip=False,
                     protocol=protocol,
                     client=client,
@@ -121,7 +123,7 @@ def receive_pack(repo: Repository, pusher: Pusher, protocol: str | None, client:
             repo,
             "receive-pack",
             pusher,
-            body=reader,
+            body=cast(BinaryIO, reader),
             gzip=False,
             protocol=None,
             client=client,
@@ -142,7 +144,12 @@ def receive_pack(repo: Repository, pusher: Pusher, protocol: str | None, client:
     # The client keeps its side open after the pack, waiting for the report: the feeder must
     # let go of the channel once receive-pack is done, or it would wait for the client forever.
     proc = response.proc
-    watcher = threading.Thread(target=lambda: (proc.wait(), reader.stop()), daemon=True)
+
+    def release_when_done() -> None:
+        proc.wait()
+        reader.stop()
+
+    watcher = threading.Thread(target=release_when_done, daemon=True)
     watcher.start()
     try:
         _send(response)
@@ -175,8 +182,8 @@ def upload_archive(repo: Repository, pusher: Pusher, view) -> int:
         stdin = piped(proc.stdin)
         stdin.write(b"".join(pktline.encode(f"argument {a}") for a in argv_args) + pktline.FLUSH)
         stdin.close()
-        out = piped(proc.stdout)
-        while chunk := out.read1(OUT_CHUNK):
+        out = piped(proc.stdout).fileno()
+        while chunk := os.read(out, OUT_CHUNK):
             write_all(OUT, chunk)
             sent += len(chunk)
     except OSError:
