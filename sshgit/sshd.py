@@ -21,7 +21,7 @@ from django.conf import settings
 
 SSHD = "/usr/sbin/sshd"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
-HOST_KEYS = (("ed25519", []), ("ecdsa", []), ("rsa", ["-b", "3072"]))
+HOST_KEYS: tuple[tuple[str, list[str]], ...] = (("ed25519", []), ("ecdsa", []), ("rsa", ["-b", "3072"]))
 RUN_ROOT = Path("/run/hostsite-ssh")
 
 

@@ -42,10 +42,15 @@ class SshServer:
 
     def make_key(self, name: str) -> KeyPair:
         path = self.tmp / f"key-{name}"
-        subprocess.run(["ssh-keygen", "-q", "-N", "", "-t", "ed25519", "-C", name, "-f", str(path)], check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-N", "", "-t", "ed25519", "-C", name, "-f", str(path)], check=True
+        )
         key_type, key_data = path.with_suffix(".pub").read_text().split()[:2]
         out = subprocess.run(
-            ["ssh-keygen", "-l", "-E", "sha256", "-f", f"{path}.pub"], capture_output=True, text=True, check=True
+            ["ssh-keygen", "-l", "-E", "sha256", "-f", f"{path}.pub"],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return KeyPair(path, key_type, key_data, out.stdout.split()[1])
 
@@ -105,7 +110,15 @@ def ssh_server(live_env, tmp_path_factory):
     socket = Path(prepared["gateway_socket"])
     gateway = live.ManagedProcess(
         "ssh-gateway",
-        [live.PY, str(live.BASE_DIR / "manage.py"), "ssh_gateway", "--serve", ECHO_SERVE, "--drain-timeout", "5"],
+        [
+            live.PY,
+            str(live.BASE_DIR / "manage.py"),
+            "ssh_gateway",
+            "--serve",
+            ECHO_SERVE,
+            "--drain-timeout",
+            "5",
+        ],
         env,
         tmp,
     )

@@ -13,7 +13,13 @@ import time
 
 
 def serve(*, key_id: int, command: str | None, protocol: str | None, remote: str) -> int:
-    report = {"key_id": key_id, "command": command, "protocol": protocol, "remote": remote, "uid": os.getuid()}
+    report = {
+        "key_id": key_id,
+        "command": command,
+        "protocol": protocol,
+        "remote": remote,
+        "uid": os.getuid(),
+    }
     os.write(1, (json.dumps(report) + "\n").encode())
     word, _, arg = (command or "").partition(" ")
     if word == "crash":

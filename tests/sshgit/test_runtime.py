@@ -158,7 +158,8 @@ def test_gateway_refuses_other_uids(ssh_server):
     import socket
 
     nobody = pwd.getpwnam("nobody").pw_uid
-    os.chmod(ssh_server.socket, 0o666)  # past the file mode: the peer check alone must refuse
+    # Past the file mode: the peer check alone must refuse.
+    os.chmod(ssh_server.socket, 0o666)  # noqa: S103
     try:
         read_end, write_end = os.pipe()
         pid = os.fork()
