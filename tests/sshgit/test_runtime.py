@@ -94,6 +94,7 @@ def test_ssh_reaches_serve_with_the_command_as_data(ssh_server, tmp_path):
     row = add_key(key, user=UserFactory())
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
     command = f"git-upload-pack 'o/r.git'; touch {marker} $(touch {marker}) `touch {marker}` | sh"
+    command += ' "quoted" \\back\\slash\ttab\nnew line \x01 ü€'  # JSON-escaped by hand
     # git itself asks ssh to send it (-o SendEnv=GIT_PROTOCOL).
     result = ssh_server.ssh(
         key, "-o", "SendEnv=GIT_PROTOCOL", command, env={**os.environ, "GIT_PROTOCOL": "version=2"}
@@ -183,7 +184,9 @@ def test_gateway_refuses_other_uids(ssh_server):
         os.close(read_end)
     finally:
         os.chmod(ssh_server.socket, 0o600)
-    assert answer in (b"answer:", b"oserror:[Errno 104] Connection reset by peer"), answer
+    # Closed without an answer (an accepted peer gets "\n" for an unknown key); depending on
+    # timing, the write itself may fail.
+    assert answer == b"answer:" or answer.startswith(b"oserror:[Errno"), answer
     assert ssh_server.gateway.logged(f"refused a connection from uid {nobody}")
 
 
