@@ -214,3 +214,39 @@ def test_shell_says_the_service_is_unavailable_without_a_gateway(tmp_path):
     assert result.returncode == 0
     assert result.stdout == ""
     assert "the gateway did not answer" in result.stderr
+
+
+def test_gateway_lets_running_sessions_finish_on_sigterm(live_env, tmp_path):
+    """SIGTERM: no new sessions, the running one ends normally with its status, then it exits."""
+    import signal
+    import time
+
+    from tests import live
+
+    copy = tmp_path / "shell.py"  # finds gateway.sock beside itself
+    copy.write_text((SOURCE_PROGRAMS / "shell.py").read_text())
+    socket_path = tmp_path / "gateway.sock"
+    argv = [live.PY, str(live.BASE_DIR / "manage.py"), "ssh_gateway", "--socket", str(socket_path)]
+    gateway = live.ManagedProcess(
+        "gateway", [*argv, "--serve", "tests.sshgit.echo_serve:serve"], live_env, tmp_path
+    )
+    try:
+        live.processes.wait_for_log(gateway, "listening on", timeout=60)
+        session = subprocess.Popen(
+            ["python3", "-I", "-S", str(copy), "key-7"],
+            env={"SSH_ORIGINAL_COMMAND": "sleep 1.5", "SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert session.stdout is not None
+        got = json.loads(session.stdout.readline())
+        assert (got["key_id"], got["remote"]) == (7, "10.0.0.1")
+        gateway.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert not socket_path.exists(), "a stopping gateway takes no new sessions"
+        assert gateway.poll() is None, "it waits for the running session"
+        assert session.wait(10) == 0, session.stderr.read() if session.stderr else ""
+        assert gateway.proc.wait(10) == 0
+        assert gateway.logged("waiting for 1 session(s)")
+    finally:
+        gateway.stop()
