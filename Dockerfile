@@ -11,9 +11,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HOST=0.0.0.0 \
     PORT=8000
 
-# git does all repository work (push/fetch, imports, maintenance).
+# git does all repository work (push/fetch, imports, maintenance); OpenSSH serves git over SSH
+# (the `ssh` service), the client is for ssh-keygen and ssh-keyscan.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git openssh-server openssh-client \
     && rm -rf /var/lib/apt/lists/*
 
 # The application runs unprivileged. Its code stays root-owned (read-only to it); it writes
@@ -21,7 +22,9 @@ RUN apt-get update \
 RUN groupadd --system --gid 10001 hostsite \
     && useradd --system --uid 10001 --gid hostsite --create-home --home-dir /home/hostsite \
         --shell /usr/sbin/nologin hostsite \
-    && install -d -o hostsite -g hostsite -m 0750 /var/lib/hostsite /srv/repos
+    && install -d -o hostsite -g hostsite -m 0750 /var/lib/hostsite /srv/repos \
+    && useradd --system --create-home --home-dir /home/git --shell /bin/sh git \
+    && usermod -p '*' git
 
 WORKDIR /app
 

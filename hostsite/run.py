@@ -1,5 +1,7 @@
-"""`make run`: migrate, seed the demo, then run the web server, one Celery worker and beat, and
-restart any of them that dies (with backoff) while the others carry on.
+"""`make run`: migrate, seed the demo, then run the web server, one Celery worker and beat (and,
+unless SSH_PORT=0, the SSH gateway and sshd), and restart any of them that dies (with backoff)
+while the others carry on. `python -m hostsite.run --ssh-only` runs just the SSH pair (the
+container's `ssh` service).
 
 Every child runs in its own process group (hostsite.processes), so one Ctrl-C reaches only
 this supervisor, which then stops each group in order (a second, racing SIGINT would make
@@ -10,11 +12,13 @@ children with the message that names the variable.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from hostsite.processes import StartupError, Supervisor, celery_argv, wait_for_http, web_argv
@@ -47,15 +51,53 @@ def _manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([PY, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR, check=True)
 
 
-def main() -> int:
+def _prepare_ssh(env: dict[str, str], host: str) -> dict | None:
+    """sshd's argv and URL from `manage.py ssh_prepare` (which has the settings), or None, having
+    said in one line why make run goes on without SSH."""
+    result = subprocess.run(
+        [PY, str(BASE_DIR / "manage.py"), "ssh_prepare", "--host", host],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        prepared = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        prepared = {"unavailable": (result.stderr.strip().splitlines() or ["ssh_prepare failed"])[-1]}
+    if "unavailable" in prepared:
+        if prepared["unavailable"] != "SSH_PORT=0":
+            print(f"hostsite: no git over SSH: {prepared['unavailable']}", flush=True)
+        return None
+    return prepared
+
+
+def _start_ssh(sup: Supervisor, env: dict[str, str], prepared: dict) -> None:
+    # The gateway first: sshd's programs answer "unavailable" until its socket exists.
+    sup.start("ssh-gateway", [PY, str(BASE_DIR / "manage.py"), "ssh_gateway", "--drain-timeout", "20"])
+    deadline = time.monotonic() + 30
+    while not os.path.exists(prepared["gateway_socket"]) and time.monotonic() < deadline:
+        if sup.any_exited():
+            break
+        time.sleep(0.1)
+    sup.start("sshd", prepared["sshd"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ssh_only = "--ssh-only" in (argv if argv is not None else sys.argv[1:])
     env = _environment()
     var_dir = Path(env["VAR_DIR"])
+    host = env.get("HOST", "127.0.0.1")
     print(f"hostsite: data in {var_dir}", flush=True)
+    if ssh_only:
+        return _run_ssh_only(env, host)
     try:
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "collectstatic", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
         _manage(env, "replay_pushes")  # pushes spooled while the last run was down or dying
+        ssh = _prepare_ssh(env, host)
     except subprocess.CalledProcessError as exc:
         return exc.returncode or 1
     except KeyboardInterrupt:
@@ -77,7 +119,8 @@ def main() -> int:
         )
         schedule = str(var_dir / "celerybeat-schedule")
         sup.start("beat", celery_argv(PY, "beat", "--schedule", schedule, "--pidfile", ""))
-        host = env.get("HOST", "127.0.0.1")
+        if ssh is not None:
+            _start_ssh(sup, env, ssh)
         port = env.get("PORT", "8000")
         url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
         try:
@@ -85,7 +128,8 @@ def main() -> int:
         except StartupError as exc:
             print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
             return 1
-        print(f"\nhostsite is running at {url}  (Ctrl-C stops it)\n", flush=True)
+        ssh_line = f"\n  ssh: {ssh['url']}" if ssh is not None else ""
+        print(f"\nhostsite is running at {url}  (Ctrl-C stops it){ssh_line}\n", flush=True)
         sup.run_forever()
         return 0
     except KeyboardInterrupt:
@@ -96,6 +140,31 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sup.stop(STOP_TIMEOUT)
         print("hostsite: stopped", flush=True)
+
+
+def _run_ssh_only(env: dict[str, str], host: str) -> int:
+    """The SSH gateway and sshd alone, supervised, on a database another process migrated."""
+    ssh = _prepare_ssh(env, host)
+    if ssh is None:
+        return 1
+    sup = Supervisor(env=env, cwd=BASE_DIR, say=lambda text: print(f"hostsite: {text}", flush=True))
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        _start_ssh(sup, env, ssh)
+        print(f"hostsite: ssh: {ssh['url']}", flush=True)
+        sup.run_forever()
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sup.stop(STOP_TIMEOUT)
 
 
 if __name__ == "__main__":

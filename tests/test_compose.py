@@ -33,7 +33,7 @@ SECRETS = {
     "MINIO_ROOT_PASSWORD": "sentinel-minio-password-9a40",
 }
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ROOT_USER|DATABASE_URL|BROKER_URL")
-EXPECTED_SERVICES = {"postgres", "redis", "minio", "minio-setup", "migrate", "web", "worker", "beat"}
+EXPECTED_SERVICES = {"postgres", "redis", "minio", "minio-setup", "migrate", "web", "worker", "beat", "ssh"}
 APP_SERVICES = ("web", "worker", "beat")
 
 
@@ -188,6 +188,28 @@ def test_web_publishes_port_and_listens_on_all_interfaces(config):
     assert any(str(port.get("target")) == web["environment"]["PORT"] for port in web.get("ports", []))
 
 
+def test_ssh_service_runs_gateway_and_sshd_beside_web(config):
+    """Git over SSH: the same image as web, the same repositories and VAR_DIR (host keys kept
+    there), root inside the container (sshd logs people in as `git`), port 2222 published."""
+    services = config["services"]
+    ssh, web = services["ssh"], services["web"]
+    assert ssh["image"] == web["image"]
+    assert ssh["command"] == ["python", "-m", "hostsite.run", "--ssh-only"]
+    assert str(ssh.get("user", "")).split(":")[0] in {"0", "root"}
+    env = ssh["environment"]
+    assert env["SSH_PORT"] == "2222" and env["SSH_USER"] == "git"
+    assert ipaddress.ip_address(env["SSH_LISTEN"]).is_unspecified
+    assert env["REPO_ROOT"] == web["environment"]["REPO_ROOT"]
+    assert env["DATABASE_URL"] == web["environment"]["DATABASE_URL"]
+    for target in (env["REPO_ROOT"], env["VAR_DIR"]):
+        assert _volume_source(ssh, target) == _volume_source(web, target), target
+    assert any(
+        str(port.get("target")) == "2222" and str(port.get("published")) == "2222" for port in ssh["ports"]
+    )
+    depends = {dep: spec.get("condition") for dep, spec in ssh.get("depends_on", {}).items()}
+    assert depends.get("migrate") == "service_completed_successfully", depends
+
+
 def test_no_service_has_a_hard_coded_secret(config):
     sentinels = tuple(SECRETS.values())
     for name, service in config["services"].items():
@@ -244,6 +266,15 @@ def test_dockerfile_installs_git_without_recommends():
     installs = [run for run in _runs() if "apt-get install" in run]
     assert any(re.search(r"(?<![\w-])git(?![\w-])", run) for run in installs), installs
     assert all("--no-install-recommends" in run for run in installs), installs
+
+
+def test_dockerfile_installs_openssh_and_the_git_account():
+    installs = " ".join(run for run in _runs() if "apt-get install" in run)
+    assert "openssh-server" in installs and "openssh-client" in installs, installs
+    # A real shell (sshd runs the forced command through it) and not locked ("!": sshd refuses).
+    assert any(
+        "useradd" in run and "--shell /bin/sh git" in run and "usermod -p '*' git" in run for run in _runs()
+    )
 
 
 def test_dockerfile_installs_requirements_without_cache():

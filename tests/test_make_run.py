@@ -37,9 +37,11 @@ REMOVED = {
 class MakeRun:
     def __init__(self, var_dir: Path, log: Path):
         self.port = live.free_port()
+        self.ssh_port = live.free_port()
         self.marker = f"HOSTSITE_SMOKE_{uuid.uuid4().hex}"
         env = {k: v for k, v in os.environ.items() if k not in REMOVED}
         env.update({"VAR_DIR": str(var_dir), "HOST": "127.0.0.1", "PORT": str(self.port), self.marker: "1"})
+        env.update({"SSH_PORT": str(self.ssh_port), "SSH_LISTEN": "127.0.0.1"})
         self.log_path = log
         self.log_file = open(log, "wb")  # noqa: SIM115 - closed in wait()
         # A session of its own, like a terminal's foreground job: killpg reaches make and
@@ -106,6 +108,18 @@ def test_make_run_serves_and_stops_cleanly(tmp_path):
         assert "Type greet() and run it as a script" in resp.read().decode()
     pids = live.processes_with_marker(first.marker)
     assert len(pids) >= 5  # make, supervisor, gunicorn master + workers, celery worker, beat
+    if Path("/usr/sbin/sshd").exists():
+        # sshd answers with the host key kept in VAR_DIR, and the banner names the SSH URL.
+        assert "ssh: ssh://" in first.output() and f":{first.ssh_port}/" in first.output(), first.output()
+        scan = subprocess.run(
+            ["ssh-keyscan", "-t", "ed25519", "-p", str(first.ssh_port), "127.0.0.1"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        host_key = (var_dir / "ssh" / "ssh_host_ed25519_key.pub").read_text().split()[1]
+        assert host_key in scan.stdout, (scan.stdout, scan.stderr)
     os.killpg(first.proc.pid, signal.SIGINT)  # Ctrl-C
     first.wait()
     assert_nothing_left(first)

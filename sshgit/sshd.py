@@ -1,0 +1,220 @@
+"""Everything OpenSSH needs to serve git for us: host keys, the SSH account, the two programs
+in a directory sshd accepts, sshd_config, and the argv to run it.
+
+sshd runs an AuthorizedKeysCommand only if it, and every directory above it, is root-owned and
+not group- or world-writable (safe_path() in OpenSSH's misc.c). So as root the programs are
+copied into /run/hostsite-ssh/<hash of VAR_DIR>/, which also holds the gateway's socket;
+unprivileged, no such directory can be made, and prepare() says which path fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pwd
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+SSHD = "/usr/sbin/sshd"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+HOST_KEYS: tuple[tuple[str, list[str]], ...] = (("ed25519", []), ("ecdsa", []), ("rsa", ["-b", "3072"]))
+RUN_ROOT = Path("/run/hostsite-ssh")
+
+
+class SshUnavailable(RuntimeError):
+    """sshd cannot run here; the message says why in one line, naming the path or program."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SshPaths:
+    ssh_dir: Path  # VAR_DIR/ssh: host keys, sshd_config, the pid file
+    runtime_dir: Path  # the programs and the gateway's socket
+    config: Path
+    socket: Path
+    keys_program: Path
+    shell_program: Path
+    pid_file: Path
+
+
+def paths(var_dir: Path | None = None) -> SshPaths:
+    var_dir = Path(var_dir or settings.VAR_DIR).resolve()
+    ssh_dir = var_dir / "ssh"
+    if os.geteuid() == 0:
+        runtime = RUN_ROOT / hashlib.sha256(str(var_dir).encode()).hexdigest()[:12]
+    else:
+        runtime = ssh_dir / "run"
+    return SshPaths(
+        ssh_dir=ssh_dir,
+        runtime_dir=runtime,
+        config=ssh_dir / "sshd_config",
+        socket=runtime / "gateway.sock",
+        keys_program=runtime / "hostsite-keys",
+        shell_program=runtime / "hostsite-shell",
+        pid_file=ssh_dir / "sshd.pid",
+    )
+
+
+def sshd_argv(p: SshPaths) -> list[str]:
+    """sshd in the foreground (-D), logging to stderr (-e), for a supervisor."""
+    return [SSHD, "-D", "-e", "-f", str(p.config)]
+
+
+def host_key_fingerprints(var_dir: Path | None = None) -> list[tuple[str, str]]:
+    """[(key type, "SHA256:...")] of the host keys, for pages that show them."""
+    found = []
+    for name, _ in HOST_KEYS:
+        pub = paths(var_dir).ssh_dir / f"ssh_host_{name}_key.pub"
+        if not pub.exists():
+            continue
+        out = subprocess.run(
+            ["ssh-keygen", "-l", "-E", "sha256", "-f", str(pub)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        if len(out) >= 2:
+            found.append((pub.read_text().split()[0], out[1]))
+    return found
+
+
+def unsafe_component(path: Path) -> Path | None:
+    """The first of `path` and its parents sshd would refuse (safe_path: root-owned, no g/o write)."""
+    for part in (path, *path.parents):
+        st = part.stat()
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return part
+    return None
+
+
+def prepare(var_dir: Path | None = None) -> SshPaths:
+    """Make everything sshd needs (idempotent); SshUnavailable with the reason if it cannot run."""
+    if not os.access(SSHD, os.X_OK):
+        raise SshUnavailable(f"{SSHD} is not installed (Debian: apt-get install openssh-server)")
+    p = paths(var_dir)
+    p.ssh_dir.mkdir(parents=True, exist_ok=True)
+    _host_keys(p)
+    user = settings.SSH_USER
+    if os.geteuid() == 0:
+        _ensure_account(user)
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # Debian's privilege separation dir
+        RUN_ROOT.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(RUN_ROOT, 0o755)  # noqa: S103 - the SSH account runs the programs
+    elif user != pwd.getpwuid(os.geteuid()).pw_name:
+        raise SshUnavailable(f"sshd not running as root can only log in its own account, not SSH_USER={user}")
+    p.runtime_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
+    os.chmod(p.runtime_dir, 0o755)  # noqa: S103 - as above
+    _install_program(PROGRAMS / "keys_command.py", p.keys_program, p.socket)
+    _install_program(PROGRAMS / "shell.py", p.shell_program, p.socket)
+    bad = unsafe_component(p.keys_program)
+    if bad is not None:
+        raise SshUnavailable(
+            f"sshd runs an AuthorizedKeysCommand only from root-owned paths nobody else can write; "
+            f"{bad} is not (run as root, or set SSH_PORT=0)"
+        )
+    p.config.write_text(sshd_config(p, user=user))
+    check = subprocess.run([SSHD, "-t", "-f", str(p.config)], capture_output=True, text=True, check=False)
+    if check.returncode != 0:
+        raise SshUnavailable(f"sshd -t refused {p.config}: {check.stderr.strip() or check.stdout.strip()}")
+    return p
+
+
+def _host_keys(p: SshPaths) -> None:
+    # Made once and kept: clients pin them in known_hosts.
+    for name, extra in HOST_KEYS:
+        key = p.ssh_dir / f"ssh_host_{name}_key"
+        if not key.exists():
+            subprocess.run(
+                ["ssh-keygen", "-q", "-N", "", "-t", name, *extra, "-C", "hostsite", "-f", str(key)],
+                check=True,
+                stdin=subprocess.DEVNULL,
+            )
+
+
+def _ensure_account(user: str) -> None:
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        # A real POSIX shell: sshd runs the forced command through it. An existing home: else
+        # sshd prints "Could not chdir to home directory" into every git client's terminal.
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--create-home",
+                "--home-dir",
+                f"/home/{user}",
+                "--shell",
+                "/bin/sh",
+                user,
+            ],
+            check=True,
+        )
+    # useradd leaves the password field "!", which sshd without PAM reads as a locked account
+    # and refuses even key logins; "*" is "no password" without the lock.
+    status = subprocess.run(
+        ["passwd", "-S", user], capture_output=True, text=True, check=False
+    ).stdout.split()
+    if len(status) > 1 and status[1] == "L":
+        subprocess.run(["usermod", "-p", "*", user], check=True)
+
+
+def _python_for() -> str:
+    # The SSH account must be able to run it; /root (mode 700) would hide a venv under it.
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
+def _install_program(source: Path, target: Path, socket: Path) -> None:
+    text = source.read_text()
+    text = text.replace('\nSOCKET_PATH = ""', f"\nSOCKET_PATH = {str(socket)!r}", 1)
+    # -I: no environment or user site; -S: no site import (~10 ms instead of ~20).
+    text = f"#!{_python_for()} -IS\n{text}"
+    if target.exists() and target.read_text() == text:
+        return
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text)
+    os.chmod(tmp, 0o755)  # noqa: S103 - run by the SSH account
+    os.replace(tmp, target)
+
+
+def sshd_config(p: SshPaths, *, user: str) -> str:
+    root_login = "forced-commands-only" if user == "root" else "no"
+    lines = [
+        "# Written by hostsite (sshgit/sshd.py) at every start; edits are lost.",
+        f"Port {settings.SSH_PORT}",
+        f"ListenAddress {settings.SSH_LISTEN}",
+        *(f"HostKey {p.ssh_dir / f'ssh_host_{name}_key'}" for name, _ in HOST_KEYS),
+        f"PidFile {p.pid_file}",
+        "AuthorizedKeysFile none",
+        f"AuthorizedKeysCommand {p.keys_program} %u %f %t %k",
+        f"AuthorizedKeysCommandUser {user}",
+        f"AllowUsers {user}",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        f"PermitRootLogin {root_login}",
+        "AcceptEnv GIT_PROTOCOL",
+        "PermitUserEnvironment no",
+        "AllowAgentForwarding no",
+        "AllowTcpForwarding no",
+        "AllowStreamLocalForwarding no",
+        "X11Forwarding no",
+        "PermitTunnel no",
+        "PermitTTY no",
+        "UsePAM no",
+        "PrintMotd no",
+        "PrintLastLog no",
+        "LogLevel VERBOSE",
+        # Clients that connect at once (a CI fan-out, the benchmark) are not dropped early.
+        "MaxStartups 100:30:200",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def gateway_argv(python: str, base_dir: Path, *extra: str) -> list[str]:
+    return [python, str(base_dir / "manage.py"), "ssh_gateway", *extra]
+
+
+def ready_banner(*, host: str) -> str:
+    port = settings.SSH_PUBLIC_PORT
+    return f"ssh://{settings.SSH_USER}@{settings.SSH_HOST or host}:{port}/..."
