@@ -240,6 +240,7 @@ class Gateway:
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
+            _keep_logs_off_the_channel()
             for fd, target in zip(fds, (0, 1, 2), strict=True):
                 os.dup2(fd, target)
             for fd in fds:
@@ -308,3 +309,16 @@ class Gateway:
             time.sleep(0.05)
             self._reap()
         print("ssh gateway: stopped", flush=True)
+
+
+def _keep_logs_off_the_channel() -> None:
+    """Before the channel takes fds 0-2: the gateway's own output moves to a copy of its
+    stderr, so a log line or a stray print never lands in a git client's protocol stream."""
+    out = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
+    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "fileno", None):
+                with contextlib.suppress(OSError, ValueError):
+                    if handler.stream.fileno() in (1, 2):
+                        handler.setStream(out)
+    sys.stdout = sys.stderr = out

@@ -91,6 +91,18 @@ def sshd_required() -> None:
 
 @pytest.fixture(scope="module")
 def ssh_server(live_env, tmp_path_factory):
+    """sshd and a gateway whose sessions only report what reached them (tests.sshgit.echo_serve)."""
+    yield from _ssh_server(live_env, tmp_path_factory, serve=ECHO_SERVE)
+
+
+@pytest.fixture(scope="module")
+def ssh_git(live_env, live_web, tmp_path_factory):
+    """sshd and a gateway serving git for real (sshgit.session.serve), beside the live web server
+    (for the HTTP side of comparisons)."""
+    yield from _ssh_server(live_env, tmp_path_factory, serve=None)
+
+
+def _ssh_server(live_env, tmp_path_factory, *, serve: str | None):
     sshd_required()
     tmp = tmp_path_factory.mktemp("ssh")
     var_dir = tmp / "var"
@@ -114,8 +126,7 @@ def ssh_server(live_env, tmp_path_factory):
             live.PY,
             str(live.BASE_DIR / "manage.py"),
             "ssh_gateway",
-            "--serve",
-            ECHO_SERVE,
+            *(["--serve", serve] if serve else []),
             "--drain-timeout",
             "5",
         ],
