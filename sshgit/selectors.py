@@ -8,9 +8,9 @@ from sshgit.models import PublicKey
 def _usable(key: PublicKey | None) -> PublicKey | None:
     if key is None:
         return None
-    if key.user_id is not None and not key.user.is_active:
+    if key.user is not None and not key.user.is_active:
         return None
-    if key.repository_id is not None and key.repository.deleted_at is not None:
+    if key.repository is not None and key.repository.deleted_at is not None:
         return None
     return key
 
