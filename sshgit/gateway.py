@@ -34,7 +34,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DatabaseError, connections
-from django.db.models import Q
+
+from sshgit.selectors import usable_key
 
 log = logging.getLogger("sshgit.gateway")
 
@@ -45,37 +46,12 @@ HEADER_MAX = 64 * 1024
 REQUEST_TIMEOUT = 2.0
 
 
-def usable_key(fingerprint: str):
-    """Helper A's selector when it exists; until then the same query: the key, if its person is
-    active or its repository (a deploy key's) is not deleted."""
-    try:
-        from sshgit.selectors import usable_key as selector  # type: ignore[import-not-found]
-    except ImportError:
-        from sshgit.models import PublicKey
-
-        return (
-            PublicKey.objects.filter(fingerprint=fingerprint)
-            .filter(
-                Q(user__is_active=True) | Q(repository__isnull=False, repository__deleted_at__isnull=True)
-            )
-            .first()
-        )
-    return selector(fingerprint)
-
-
-def stub_serve(*, key_id: int, command: str | None, protocol: str | None, remote: str) -> int:
-    """Stands in for sshgit.session.serve until the lead's exists."""
-    os.write(1, f"hostsite: key-{key_id} command={command}\n".encode())
-    return 0
-
-
 def load_serve(dotted: str | None) -> Serve:
-    """`module:function`; default sshgit.session:serve, or the stub while that is missing."""
+    """`module:function` (tests give a stand-in); default sshgit.session:serve. Imported at
+    start, so a broken session module stops the gateway instead of failing every session."""
     if not dotted:
-        try:
-            from sshgit.session import serve  # type: ignore[import-not-found]
-        except ImportError:
-            return stub_serve
+        from sshgit.session import serve
+
         return serve
     module, _, name = dotted.partition(":")
     return getattr(importlib.import_module(module), name)
