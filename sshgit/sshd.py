@@ -200,11 +200,17 @@ def sshd_config(p: SshPaths, *, user: str) -> str:
         "AllowStreamLocalForwarding no",
         "X11Forwarding no",
         "PermitTunnel no",
+        "DisableForwarding yes",
         "PermitTTY no",
         "UsePAM no",
         "PrintMotd no",
         "PrintLastLog no",
         "LogLevel VERBOSE",
+        # A client that vanished (a laptop closed mid-clone) frees its session in two minutes;
+        # one that connects and never authenticates, in thirty seconds.
+        "ClientAliveInterval 30",
+        "ClientAliveCountMax 4",
+        "LoginGraceTime 30",
         # Clients that connect at once (a CI fan-out, the benchmark) are not dropped early.
         "MaxStartups 100:30:200",
     ]
