@@ -8,12 +8,15 @@ urlpatterns = [
     path("api/v1/", include("notifications.api_urls")),
     path("api/v1/", include("workspaces.moderation_api_urls")),
     path("api/v1/", include("search.api_urls")),
+    path("api/v1/", include("sshgit.api_urls")),
     path("", include("workspaces.urls")),
     path("", include("workspaces.moderation_urls")),
     path("", include("reviews.urls")),
     path("", include("showwork.urls")),
     path("", include("notifications.urls")),
     path("", include("search.urls")),
+    # Before repos: its `<owner>/<name>` pattern would take /help/ssh.
+    path("", include("sshgit.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
     path("", include("repos.urls")),

@@ -46,6 +46,11 @@ KINDS: tuple[Kind, ...] = (
     Kind("repository_deleted", "A repository holding your workspace is deleted", Delivery.EMAIL),
     Kind("mirror_failing", "A mirror you administer cannot sync", Delivery.EMAIL),
     Kind("mirror_recovered", "A mirror you administer syncs again", Delivery.DIGEST),
+    # SSH keys (sshgit): credentials, so told at once, as GitHub and GitLab do
+    Kind("ssh_key", "An SSH key is added to or removed from your account", Delivery.EMAIL),
+    Kind(
+        "deploy_key", "A deploy key is added to or removed from a repository you administer", Delivery.EMAIL
+    ),
 )
 
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}

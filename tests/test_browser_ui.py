@@ -103,6 +103,14 @@ def scene(tmp_path, git_home):
     BundleBuild.objects.create(
         repository=repo, state="succeeded", finished_at=now, progress="published base and incremental"
     )
+    from sshgit.services import add_deploy_key, add_user_key
+    from tests.sshgit.keygen import ed25519_line
+
+    # Keys with long titles, so the key tables render (the owner then gets SSH clone URLs first).
+    add_user_key(repo.owner, title="a-laptop-key-" + "k" * 80, text=ed25519_line())
+    add_deploy_key(
+        repo, acting_user=repo.owner, title="deploy-" + "d" * 80, text=ed25519_line(), read_write=True
+    )
     repo.owner.set_password(PASSWORD)
     repo.owner.save()
     return {"repo": repo, "head": head, "contributor": contributor}
@@ -124,6 +132,9 @@ def page_paths(scene) -> list[str]:
         "/",
         "/login",
         "/signup",
+        "/settings/keys",
+        "/help/ssh",
+        f"{r}/settings/keys",
     ]
 
 
@@ -230,6 +241,9 @@ def test_text_contrast_meets_wcag_aa(scene, monkeypatch, live_server_url, scheme
                 f"{r}/bundles",
                 f"{r}/proposals",
                 f"{r}/commit/{scene['head']}",
+                "/settings/keys",
+                "/help/ssh",
+                f"{r}/settings/keys",
             ):
                 page.goto(live_server_url + path)
                 for text in page.evaluate(CONTRAST_JS):

@@ -229,6 +229,10 @@ _NO_CONTENT = (
     "api-protected-branches",
     "api-protected-branch",
     "api-workspace-settings",
+    "repository-deploy-keys",
+    "repository-deploy-key-delete",
+    "api-deploy-keys",
+    "api-deploy-key",
 )
 for _name in _NO_CONTENT:
     ID_ROUTES.setdefault(_name, Exempt("settings or membership: takes no commit id, ref, path or proposal"))

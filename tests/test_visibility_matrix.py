@@ -89,6 +89,14 @@ def world(tmp_path, git_home):
     otto = UserFactory(username="otto")
     otto_token = services.token_create(user=otto, scope="write")[1]
     olga_token = services.token_create(user=olga, scope="write")[1]
+    from sshgit.models import PublicKey
+
+    ssh_key, deploy_key = (
+        PublicKey.objects.create(
+            title="k", key_type="ssh-ed25519", key_data="AAAA", fingerprint=f"SHA256:{owner}", **owner_field
+        )
+        for owner, owner_field in (("olga", {"user": olga}), ("repo", {"repository": repo}))
+    )
     values = {
         "sha": sha,
         "short": sha[:7],
@@ -101,6 +109,8 @@ def world(tmp_path, git_home):
         "notification": notification.pk,
         "token_id": token.pk,
         "repo_id": repo.pk,
+        "ssh_key": ssh_key.pk,
+        "deploy_key": deploy_key.pk,
     }
     return {
         "repo": repo,

@@ -155,6 +155,10 @@ REPO_ROUTES: dict[str, Row] = {
     ),
     "api-work": Row("GET", "/api/v1/repos/{repo}/work"),
     "api-statuses": Row("GET", "/api/v1/repos/{repo}/statuses/{sha}"),
+    "repository-deploy-keys": Row("GET", "/{repo}/settings/keys"),
+    "repository-deploy-key-delete": Row("POST", "/{repo}/settings/keys/{deploy_key}/delete"),
+    "api-deploy-keys": Row("GET", "/api/v1/repos/{repo}/keys"),
+    "api-deploy-key": Row("GET", "/api/v1/repos/{repo}/keys/{deploy_key}"),
     "api-combined-status": Row("GET", "/api/v1/repos/{repo}/commits/{sha}/status"),
 }
 
@@ -166,6 +170,8 @@ OWNED_ROUTES: dict[str, Owned] = {
     "api-import-cancel": Owned("POST", "/api/v1/imports/{import_id}/cancel"),
     "token-revoke": Owned("POST", "/settings/tokens/{token_id}/revoke"),
     "api-token": Owned("GET", "/api/v1/user/tokens/{token_id}"),
+    "ssh-key-delete": Owned("POST", "/settings/keys/{ssh_key}/delete"),
+    "api-ssh-key": Owned("GET", "/api/v1/user/keys/{ssh_key}"),
     "notification-read": Owned("POST", "/notifications/{notification}/read"),
     "api-notification-read": Owned("POST", "/api/v1/notifications/{notification}/read"),
     "workspace-export-request": Owned("POST", "/settings/workspace-exports/{repo_id}", status=302),
@@ -183,6 +189,8 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "repository-new": Public("/new"),
     "profile-settings": Public("/settings/profile"),
     "tokens": Public("/settings/tokens"),
+    "ssh-keys": Public("/settings/keys"),
+    "help-ssh": Public("/help/ssh"),
     "profile": Public("/olga"),
     "dashboard": Public("/dashboard"),
     "dashboard-stale-cleanup": Public(
@@ -212,6 +220,7 @@ PUBLIC_ROUTES: dict[str, Public] = {
     "favicon": Public("/favicon.ico"),
     "api-user": Public("/api/v1/user"),
     "api-tokens": Public("/api/v1/user/tokens"),
+    "api-ssh-keys": Public("/api/v1/user/keys"),
     "api-user-detail": Public("/api/v1/users/olga"),
     "api-repos": Public("/api/v1/repos"),
     "api-repos-owner": Public("/api/v1/repos?owner=olga"),

@@ -11,7 +11,7 @@ from notifications.models import Delivery
 from workspaces.models import ModerationAction
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-APPS = ["repos", "workspaces", "bundles", "reviews", "showwork", "notifications"]
+APPS = ["repos", "workspaces", "bundles", "reviews", "showwork", "notifications", "sshgit"]
 LITERAL_KIND = re.compile(r"""\bkind=["']([a-z_]+)["']""")
 # reviews.events names kinds as values: `{pk: "review_requested"}`, `dict.fromkeys(ids, "comment")`.
 EVENT_KIND = re.compile(r"""[:,=]\s*["']([a-z]+(?:_[a-z]+)*)["']""")
