@@ -63,21 +63,6 @@ def sshd_argv(p: SshPaths) -> list[str]:
     return [SSHD, "-D", "-e", "-f", str(p.config)]
 
 
-def host_key_fingerprints(var_dir: Path | None = None) -> list[tuple[str, str]]:
-    """[(key type, "SHA256:...")] of the host keys, for pages that show them."""
-    found = []
-    for name, _ in HOST_KEYS:
-        pub = paths(var_dir).ssh_dir / f"ssh_host_{name}_key.pub"
-        if not pub.exists():
-            continue
-        out = subprocess.run(
-            ["ssh-keygen", "-l", "-E", "sha256", "-f", str(pub)], capture_output=True, text=True, check=False
-        ).stdout.split()
-        if len(out) >= 2:
-            found.append((pub.read_text().split()[0], out[1]))
-    return found
-
-
 def unsafe_component(path: Path) -> Path | None:
     """The first of `path` and its parents sshd would refuse (safe_path: root-owned, no g/o write)."""
     for part in (path, *path.parents):
