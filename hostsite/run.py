@@ -81,7 +81,8 @@ def _start_ssh(sup: Supervisor, env: dict[str, str], prepared: dict) -> None:
         if sup.any_exited():
             break
         time.sleep(0.1)
-    sup.start("sshd", prepared["sshd"])
+    if "sshd" in prepared:  # absent with SSH_SYSTEM_SSHD=1: the system's sshd serves port 22
+        sup.start("sshd", prepared["sshd"])
 
 
 def main(argv: list[str] | None = None) -> int:

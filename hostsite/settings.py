@@ -348,6 +348,7 @@ from hostsite.ssh_settings import (  # noqa: E402, F401 - settings Django reads 
     SSH_LISTEN,
     SSH_PORT,
     SSH_PUBLIC_PORT,
+    SSH_SYSTEM_SSHD,
     SSH_USER,
 )
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import getpass
 import os
 
-from hostsite.env import env_int, env_str
+from hostsite.env import env_bool, env_int, env_str
 
 # sshd's port; 0: no SSH at all (no sshd, no SSH clone URLs).
 SSH_PORT = env_int("SSH_PORT", 2222, minimum=0, maximum=65535)
 # The address sshd listens on; unset: the web server's HOST.
 SSH_LISTEN = env_str("SSH_LISTEN", "") or env_str("HOST", "127.0.0.1")
+# The system's own sshd serves git on port 22 through a `Match User git` block (docs/ssh.md):
+# make run then starts the gateway and not an sshd of its own.
+SSH_SYSTEM_SSHD = env_bool("SSH_SYSTEM_SSHD", False)
 # The host name shown in SSH clone URLs; unset: the host of the page's own request.
 SSH_HOST = env_str("SSH_HOST", "")
 # The port shown in clone URLs when a proxy or NAT publishes sshd elsewhere (22 in production

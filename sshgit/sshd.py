@@ -162,24 +162,18 @@ def _install_program(source: Path, target: Path, socket: Path) -> None:
     os.replace(tmp, target)
 
 
-def sshd_config(p: SshPaths, *, user: str) -> str:
-    root_login = "forced-commands-only" if user == "root" else "no"
-    lines = [
-        "# Written by hostsite (sshgit/sshd.py) at every start; edits are lost.",
-        f"Port {settings.SSH_PORT}",
-        f"ListenAddress {settings.SSH_LISTEN}",
-        *(f"HostKey {p.ssh_dir / f'ssh_host_{name}_key'}" for name, _ in HOST_KEYS),
-        f"PidFile {p.pid_file}",
+def _session_rules(p: SshPaths, *, user: str) -> list[str]:
+    """What the SSH account may do: keys from the gateway, the forced command, nothing else.
+    Every keyword here is one sshd accepts inside a Match block (match_block)."""
+    return [
         "AuthorizedKeysFile none",
         f"AuthorizedKeysCommand {p.keys_program} %u %f %t %k",
         f"AuthorizedKeysCommandUser {user}",
-        f"AllowUsers {user}",
         "PubkeyAuthentication yes",
         "PasswordAuthentication no",
         "KbdInteractiveAuthentication no",
-        f"PermitRootLogin {root_login}",
+        f"PermitRootLogin {'forced-commands-only' if user == 'root' else 'no'}",
         "AcceptEnv GIT_PROTOCOL",
-        "PermitUserEnvironment no",
         "AllowAgentForwarding no",
         "AllowTcpForwarding no",
         "AllowStreamLocalForwarding no",
@@ -187,19 +181,40 @@ def sshd_config(p: SshPaths, *, user: str) -> str:
         "PermitTunnel no",
         "DisableForwarding yes",
         "PermitTTY no",
+        # A client that vanished (a laptop closed mid-clone) frees its session in two minutes.
+        "ClientAliveInterval 30",
+        "ClientAliveCountMax 4",
+    ]
+
+
+def sshd_config(p: SshPaths, *, user: str) -> str:
+    lines = [
+        "# Written by hostsite (sshgit/sshd.py) at every start; edits are lost.",
+        f"Port {settings.SSH_PORT}",
+        f"ListenAddress {settings.SSH_LISTEN}",
+        *(f"HostKey {p.ssh_dir / f'ssh_host_{name}_key'}" for name, _ in HOST_KEYS),
+        f"PidFile {p.pid_file}",
+        f"AllowUsers {user}",
+        *_session_rules(p, user=user),
+        "PermitUserEnvironment no",
         "UsePAM no",
         "PrintMotd no",
         "PrintLastLog no",
         "LogLevel VERBOSE",
-        # A client that vanished (a laptop closed mid-clone) frees its session in two minutes;
-        # one that connects and never authenticates, in thirty seconds.
-        "ClientAliveInterval 30",
-        "ClientAliveCountMax 4",
+        # One that connects and never authenticates is dropped in thirty seconds.
         "LoginGraceTime 30",
         # Clients that connect at once (a CI fan-out, the benchmark) are not dropped early.
         "MaxStartups 100:30:200",
     ]
     return "\n".join(lines) + "\n"
+
+
+def match_block(p: SshPaths, *, user: str) -> str:
+    """The block for the system's own sshd on port 22 (SSH_SYSTEM_SSHD=1): it serves people as
+    before and the SSH account as hostsite does. Appended at the end of /etc/ssh/sshd_config
+    (a Match block runs to the end of the file or the next Match)."""
+    rules = "".join(f"    {line}\n" for line in _session_rules(p, user=user))
+    return f"# hostsite: git over SSH for the {user} account (manage.py ssh_prepare --match-block)\nMatch User {user}\n{rules}"
 
 
 def gateway_argv(python: str, base_dir: Path, *extra: str) -> list[str]:

@@ -17,6 +17,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="host named in the printed URL")
+        parser.add_argument(
+            "--match-block",
+            action="store_true",
+            help="print the Match block for the system's sshd (SSH_SYSTEM_SSHD=1) instead of JSON",
+        )
 
     def handle(self, *args, **options):
         if settings.SSH_PORT == 0:
@@ -27,8 +32,11 @@ class Command(BaseCommand):
             except (sshd.SshUnavailable, OSError, RuntimeError) as exc:
                 result = {"unavailable": str(exc)}
             else:
+                if options["match_block"]:
+                    self.stdout.write(sshd.match_block(p, user=settings.SSH_USER), ending="")
+                    return
                 result = {
-                    "sshd": sshd.sshd_argv(p),
+                    **({} if settings.SSH_SYSTEM_SSHD else {"sshd": sshd.sshd_argv(p)}),
                     "gateway_socket": str(p.socket),
                     "port": settings.SSH_PORT,
                     "url": sshd.ready_banner(host=options["host"]),
