@@ -39,6 +39,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import ssh_profile
 from bench.harness import (
     MIB,
     Git,
@@ -217,7 +218,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     plain: plainssh.PlainSsh | None = None
     try:
         say(f"ours: migrate, user, repository, key, ssh_prepare, gateway, sshd ({args.database})")
-        ours = setup_ours(tmp, master, client_pub, procs, git, database=args.database)
+        profile_dir = tmp / "profile" if args.profile else None
+        if profile_dir is not None:
+            profile_dir.mkdir()
+        ours = setup_ours(
+            tmp, master, client_pub, procs, git, database=args.database, profile_dir=profile_dir
+        )
         meta["database"] = ours.database
         say("plain: the gitplain account, the repository in its home, sshd")
         plain = plainssh.setup_plain(tmp, master, client_pub, procs)
@@ -250,6 +256,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     print_table(rows, clones, pushes, meta)
     print(f"pushes recorded in hostsite's database: {meta['pushes_recorded']} "
           "(warm-up, timed and untimed deletes)")  # fmt: skip
+    if profile_dir is not None:
+        print("where our sessions spend their time (the gateway's child, from the fork; --profile):")
+        print("\n".join(ssh_profile.summary(profile_dir)))
+        print(f"cProfile per session: {profile_dir}/<pid>.prof (--keep keeps them)")
     args.failed = any(r["ok"] is False for r in rows.values())
     return {"benchmark": "ssh", "meta": meta, "targets": rows, "clones": clones, "pushes": pushes}
 
@@ -266,6 +276,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite",
                    help="hostsite's database: SQLite in the run's VAR_DIR (default), or a fresh\n"
                         "PostgreSQL database beside DATABASE_URL's (default postgres@127.0.0.1:5432)")  # fmt: skip
+    p.add_argument("--profile", action="store_true",
+                   help="serve our sessions through bench.ssh_profile (cProfile + phase times per\n"
+                        "session, summarized at the end); the profiler slows them: not for figures")  # fmt: skip
     add_run_options(p)
     args = p.parse_args(argv)
     if args.clones < 1 or args.pushes < 1 or args.commits < 2 or args.assets_mb < 0:

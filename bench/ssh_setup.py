@@ -152,8 +152,16 @@ def _pg_database(tmp: Path) -> tuple[str, str, str]:
 
 
 def setup_ours(
-    tmp: Path, master: Path, client_pub: str, procs: Processes, git: Git, *, database: str
+    tmp: Path,
+    master: Path,
+    client_pub: str,
+    procs: Processes,
+    git: Git,
+    *,
+    database: str,
+    profile_dir: Path | None = None,
 ) -> Ours:
+    """`profile_dir`: sessions are served through bench.ssh_profile, which writes there."""
     var_dir = tmp / "hostsite-var"
     var_dir.mkdir()
     port = free_port()
@@ -176,9 +184,11 @@ def setup_ours(
     ours.runtime_dir = socket.parent
     user = prepared["url"].split("//")[1].split("@")[0]
     ours.url = f"ssh://{user}@127.0.0.1:{port}/bench/big.git"
-    gateway = procs.start(
-        "ssh-gateway", [PY, str(BASE_DIR / "manage.py"), "ssh_gateway"], env=env, cwd=BASE_DIR
-    )
+    argv = [PY, str(BASE_DIR / "manage.py"), "ssh_gateway"]
+    if profile_dir is not None:
+        argv += ["--serve", "bench.ssh_profile:serve"]
+        env = {**env, "HOSTSITE_SSH_PROFILE_DIR": str(profile_dir)}
+    gateway = procs.start("ssh-gateway", argv, env=env, cwd=BASE_DIR)
     try:
         processes.wait_for_log(gateway, "listening on", timeout=60)
     except StartupError as exc:
