@@ -17,8 +17,6 @@ import time
 from functools import wraps
 from pathlib import Path
 
-from sshgit import session, transport
-
 PHASES: dict[str, float] = {}
 
 
@@ -35,6 +33,9 @@ def _timed(name: str, fn):
 
 
 def serve(**kwargs) -> int:
+    # Imported here: bench.ssh imports this module for summary(), without Django set up.
+    from sshgit import session, transport
+
     out = Path(os.environ["HOSTSITE_SSH_PROFILE_DIR"])
     session.selectors.session_key = _timed("key", session.selectors.session_key)
     session.services.touch_last_used = _timed("touch_last_used", session.services.touch_last_used)
