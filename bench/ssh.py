@@ -51,6 +51,7 @@ from bench.harness import (
     fmt,
     hostsite_revision,
     med,
+    paired,
     plainssh,
     run_benchmark,
     say,
@@ -143,12 +144,14 @@ def verdicts(clones: dict, pushes: dict) -> dict:
         rows[f"clone_v{version}"] = {
             "ours": ours, "plain": plain, "value": ratio, "target": f">= {CLONE_RATIO_TARGET}x",
             "ok": None if ratio is None else ratio >= CLONE_RATIO_TARGET,
+            "paired": paired(data["ours"]["mib_s"], data["plain"]["mib_s"], lambda a, b: a / b),
         }  # fmt: skip
     ours, plain = med(pushes["ours"]["ms"]), med(pushes["plain"]["ms"])
     delta = ours - plain if ours is not None and plain is not None else None
     rows["push"] = {
         "ours": ours, "plain": plain, "value": delta, "target": f"<= +{PUSH_DELTA_TARGET_MS:.0f} ms",
         "ok": None if delta is None else delta <= PUSH_DELTA_TARGET_MS,
+        "paired": paired(pushes["ours"]["ms"], pushes["plain"]["ms"], lambda a, b: a - b),
     }  # fmt: skip
     return rows
 
@@ -189,6 +192,13 @@ def print_table(rows: dict, clones: dict, pushes: dict, meta: dict) -> None:
         for side in SIDES:
             for err in data[side]["errors"][:3]:
                 print(f"    {name} {side} error: {err[:300]}")
+    # The verdicts compare the two medians; the median of each run's pair (a and b measured
+    # back to back) is less swayed by load that changes during the run.
+    print(
+        "paired (median of each run's ours/plain, ours-plain): "
+        f"clone v2 {fmt(rows['clone_v2']['paired'], '.2f')}x, clone v0 {fmt(rows['clone_v0']['paired'], '.2f')}x, "
+        f"push {fmt(rows['push']['paired'], '+.0f')} ms"
+    )
     print()
 
 
