@@ -42,13 +42,18 @@ class Feeder(threading.Thread):
     def run(self) -> None:
         stdin = piped(self.proc.stdin)
         try:
+            # Flushed after every write: over SSH the client keeps its side open after a
+            # push that sends no pack (only deletions) and waits for the report, so bytes left
+            # in the pipe's buffer would never reach git (bench/ssh.py hung on one).
             if self.prefix:
                 stdin.write(self.prefix)
+                stdin.flush()
             while True:
                 chunk = self.body.read(CHUNK)
                 if not chunk:
                     break
                 stdin.write(chunk)
+                stdin.flush()
         except BrokenPipeError:
             pass  # git stopped reading (it refused the push, or was killed): its output says why
         except BaseException as exc:

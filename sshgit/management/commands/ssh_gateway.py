@@ -30,5 +30,6 @@ class Command(BaseCommand):
             serve=gateway.load_serve(options["serve"]),
             drain_timeout=options["drain_timeout"],
         )
+        gateway.preload()
         gw.listen()
         gw.run()
