@@ -1,14 +1,51 @@
 """The Celery app. Configuration comes from Django settings (CELERY_* names)."""
 
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from celery import Celery
+from celery import Celery, Task
 from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hostsite.settings")
 
-app = Celery("hostsite")
+_held: contextvars.ContextVar[list | None] = contextvars.ContextVar("held_publishes", default=None)
+
+
+class HostsiteTask(Task):
+    """Every task of the site: its messages can be held back (publishes_held) and sent once the
+    code that asked for them has let its client go."""
+
+    def apply_async(self, args=None, kwargs=None, *more, **options):
+        held = _held.get()
+        if held is not None and not more:
+            held.append((self, args, kwargs, options))
+            return None
+        return super().apply_async(args, kwargs, *more, **options)
+
+
+@contextlib.contextmanager
+def publishes_held() -> Iterator[list]:
+    """Within: task messages are collected instead of sent; send them with send_held(). A git
+    push over SSH records itself (committed rows) before its client is released and sends the
+    follow-up tasks' messages after, as they change nothing the client could read."""
+    held: list = []
+    token = _held.set(held)
+    try:
+        yield held
+    finally:
+        _held.reset(token)
+
+
+def send_held(held: list) -> None:
+    for task, args, kwargs, options in held:
+        Task.apply_async(task, args, kwargs, **options)
+    held.clear()
+
+
+app = Celery("hostsite", task_cls=HostsiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -13,11 +13,37 @@ import contextlib
 import os
 import select
 import tempfile
+from collections.abc import Callable
 from typing import BinaryIO, cast
 
 from repos import pktline
 
 CHUNK = 64 * 1024
+
+
+_release: Callable[[int], None] | None = None
+
+
+def on_release(callback: Callable[[int], None] | None) -> None:
+    """How this process lets the client go before it exits (the gateway's child sets it)."""
+    global _release
+    _release = callback
+
+
+def release(status: int) -> bool:
+    """End the client's session now with `status`: fds 0-2 are pointed at /dev/null (sshd closes
+    the channel when no process holds them) and the status goes to hostsite-shell. The process
+    may go on with work the client need not wait for. False where that cannot be done."""
+    if _release is None:
+        return False
+    callback = _release
+    on_release(None)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    callback(status)
+    return True
 
 
 class ChannelReader:

@@ -35,6 +35,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from sshgit import channel
 from sshgit.selectors import usable_key
 
 log = logging.getLogger("sshgit.gateway")
@@ -220,8 +221,8 @@ class Gateway:
                 os.close(fd)
             conn.close()
             return
-        # The child must not share the parent's database connections.
-        connections.close_all()
+        # The parent keeps its database connection across forks (a reconnect would cost every
+        # key look-up after a session 2-10 ms); the child sets its copy aside unused.
         pid = os.fork()
         if pid == 0:
             self._child(conn, request, fds)  # never returns
@@ -236,6 +237,7 @@ class Gateway:
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
+            _set_aside_inherited_connections()
             _keep_logs_off_the_channel()
             for fd, target in zip(fds, (0, 1, 2), strict=True):
                 os.dup2(fd, target)
@@ -246,7 +248,9 @@ class Gateway:
             self.listener.close()
             self._wake_r.close()
             self._wake_w.close()
-            conn.close()  # the parent reports the status
+            # The parent reports the status when it reaps this process, unless the session
+            # releases its client first (sshgit.channel.release) to finish work on its own.
+            channel.on_release(lambda code: _report(conn, code))
             for other in self.sessions.values():
                 other.close()
             run_as_repository_owner()
@@ -318,3 +322,22 @@ def _keep_logs_off_the_channel() -> None:
                     if handler.stream.fileno() in (1, 2):
                         handler.setStream(out)
     sys.stdout = sys.stderr = out
+
+
+def _report(conn: socket.socket, status: int) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall(f"{status & 0xFF}\n".encode())
+    conn.close()
+
+
+_INHERITED: list = []
+
+
+def _set_aside_inherited_connections() -> None:
+    """The child's copies of the parent's database connections are kept referenced and never
+    used or closed: closing one would end the parent's session too (PostgreSQL's terminate
+    message goes down the shared socket). The child opens its own; os._exit frees nothing."""
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.connection is not None:
+            _INHERITED.append(wrapper.connection)
+            wrapper.connection = None

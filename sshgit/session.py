@@ -63,7 +63,10 @@ def _serve(key_id: int, command: str | None, protocol: str | None, remote: str) 
         raise Refused("this key is not, or no longer, authorized")
     services.touch_last_used(key)
     if not command or not command.strip():
-        who = key.user.username if key.user_id else f"{key.repository.full_name} (deploy key {key.title!r})"
+        if key.user is not None:
+            who = key.user.username
+        else:
+            who = f"{key.repository.full_name if key.repository else ''} (deploy key {key.title!r})"
         _say(GREETING.format(who=commands.shown(who)))
         return 1
     try:

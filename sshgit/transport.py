@@ -26,13 +26,14 @@ from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
+from hostsite.celery import publishes_held, send_held
 from repos import gitaccess, pktline, smarthttp, transfers
 from repos.git import piped, popen_git
 from repos.gitaccess import GitClient
 from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
 from repos.gitstream import GitProcessResponse
 from repos.models import Repository
-from sshgit import archiveargs
+from sshgit import archiveargs, channel
 from sshgit.channel import ChannelReader, error_packet, read_request, write_all
 
 OUT = 1
@@ -151,12 +152,19 @@ def receive_pack(repo: Repository, pusher: Pusher, protocol: str | None, client:
 
     watcher = threading.Thread(target=release_when_done, daemon=True)
     watcher.start()
-    try:
-        _send(response)
-    finally:
-        watcher.join(timeout=5)
-        reader.release()
-    return proc.returncode or 0
+    # The push is recorded before the client hears the end, as over HTTP; the follow-up tasks'
+    # messages (cleanup, bundles, proposals, search: ~30 ms on the filesystem broker) are sent
+    # after the client is let go, as nothing it could read depends on them.
+    with publishes_held() as held:
+        try:
+            _send(response)
+        finally:
+            watcher.join(timeout=5)
+            reader.release()
+    status = proc.returncode or 0
+    channel.release(status)
+    send_held(held)
+    return status
 
 
 def upload_archive(repo: Repository, pusher: Pusher, view) -> int:
