@@ -12,15 +12,17 @@ archive route over HTTP, git having no archive over smart HTTP).
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import tarfile
 
 import pytest
 from django.test import Client
 
-from repos import services
-from repos.models import Role
+from repos import lifecycle, services
+from repos.models import Push, Role
 from tests.factories import UserFactory
-from tests.sshgit.sshsupport import commit, git, git_bytes, init_work, person, refs_of
+from tests.sshgit.sshsupport import adopt, commit, git, git_bytes, hostsite_lines, init_work, person, refs_of
 from workspaces import moderation
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -183,3 +185,93 @@ def _same_words_as_for_a_missing_repository(who, repo, work):
             said[full_name] = result.stderr.replace(full_name, "<repo>")
         assert said[repo.full_name] == said[missing], said
         assert "hostsite: repository '<repo>' not found, or this key has no access to it" in said[missing]
+
+
+# The transport beyond the matrix: a renamed repository, a large push, many refs.
+
+
+def test_a_renamed_repository_is_served_at_its_new_name_with_a_notice(world, ssh_git, git_home, tmp_path):
+    owner = adopt(ssh_git, world.host, git_home, world.owner.user)
+    old = owner.ssh_url("owner/project")
+    lifecycle.repository_move(repo=world.repo, acting_user=owner.user, new_name="renamed")
+    notice = ["hostsite: owner/project is now owner/renamed; update your remote's URL"]
+    listed = git(owner.env, "ls-remote", old)
+    assert listed.returncode == 0, listed.stderr
+    assert f"{world.base_sha}\trefs/heads/main" in listed.stdout
+    assert hostsite_lines(listed.stderr) == notice
+    work = tmp_path / "c"
+    cloned = git(owner.env, "clone", "--quiet", old, str(work))
+    assert cloned.returncode == 0 and hostsite_lines(cloned.stderr) == notice, cloned.stderr
+    sha = commit(owner.env, work, "after the rename")
+    pushed = git(owner.env, "push", "--quiet", "origin", "HEAD:main", cwd=work)
+    assert pushed.returncode == 0 and hostsite_lines(pushed.stderr) == notice, pushed.stderr
+    assert refs_of(world.repo.disk_path)["refs/heads/main"] == sha
+    # Made private, the old name tells an outsider nothing, in the words of a missing one.
+    services.repository_update(repo=world.repo, visibility="private")
+    outsider = person(ssh_git, world.host, git_home, "outsider")
+    refused = git(outsider.env, "ls-remote", old)
+    assert refused.returncode != 0
+    assert hostsite_lines(refused.stderr) == [
+        "hostsite: repository 'owner/project' not found, or this key has no access to it"
+    ]
+
+
+def test_a_push_of_several_megabytes_streams_both_ways(world, ssh_git, git_home, tmp_path):
+    owner = adopt(ssh_git, world.host, git_home, world.owner.user)
+    work = world.owner.work
+    (work / "big.bin").write_bytes(os.urandom(8 * 1024 * 1024))  # incompressible
+    git(owner.env, "add", "big.bin", cwd=work)
+    git(owner.env, "commit", "--quiet", "-m", "big", cwd=work)
+    sha = git(owner.env, "rev-parse", "HEAD", cwd=work).stdout.strip()
+    pushed = git(owner.env, "push", owner.ssh_url("owner/project"), "HEAD:refs/heads/big", cwd=work)
+    assert pushed.returncode == 0, pushed.stderr
+    assert refs_of(world.repo.disk_path)["refs/heads/big"] == sha
+    assert Push.objects.filter(
+        repository=world.repo, protocol="ssh", ref_updates__ref="refs/heads/big"
+    ).exists()
+    for version in ("0", "2"):
+        clone = tmp_path / f"c{version}"
+        result = git(
+            owner.env,
+            "-c",
+            f"protocol.version={version}",
+            "clone",
+            "--quiet",
+            "-b",
+            "big",
+            owner.ssh_url("owner/project"),
+            str(clone),
+        )
+        assert result.returncode == 0, result.stderr
+        assert (clone / "big.bin").read_bytes() == (work / "big.bin").read_bytes()
+
+
+def test_a_v0_fetch_of_three_thousand_refs(world, ssh_git, git_home, tmp_path):
+    owner = adopt(ssh_git, world.host, git_home, world.owner.user)
+    lines = "".join(f"create refs/heads/b{i:04d} {world.base_sha}\n" for i in range(3000))
+    lines += "".join(f"create refs/tags/t{i:04d} {world.base_sha}\n" for i in range(100))
+    subprocess.run(
+        ["git", "--git-dir", str(world.repo.disk_path), "update-ref", "--stdin"],
+        input=lines,
+        text=True,
+        check=True,
+    )
+    expected = refs_of(world.repo.disk_path)
+    assert len(expected) == 3101
+    mirror = tmp_path / "m"
+    result = git(
+        owner.env,
+        "-c",
+        "protocol.version=0",
+        "clone",
+        "--quiet",
+        "--mirror",
+        owner.ssh_url("owner/project"),
+        str(mirror),
+    )
+    assert result.returncode == 0, result.stderr
+    assert refs_of(mirror) == expected
+    listed = git(
+        owner.env, "-c", "protocol.version=0", "ls-remote", "--heads", owner.ssh_url("owner/project")
+    )
+    assert len(listed.stdout.splitlines()) == 3001
