@@ -8,6 +8,7 @@ import base64
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repos import services as repo_services
 from sshgit.models import PublicKey
@@ -116,7 +117,7 @@ def ssh_url(server: SshServer, full_name: str) -> str:
 
 
 def person(server: SshServer, http_host: str, home_env: dict[str, str], username: str, **fields) -> Person:
-    user = UserFactory(username=username, **fields)
+    user: Any = UserFactory(username=username, **fields)
     token = repo_services.token_create(user=user, scope="write")[1]
     pair = key_pair(server, username)
     return Person(user, token, pair, register_key(user, pair), http_host, server, home_env)

@@ -32,7 +32,8 @@ TRANSPORTS = ("http", "ssh")
 
 
 @pytest.fixture
-def matrix(ssh_git, live_server_url, tmp_path, git_home):
+def matrix(ssh_git, live_server_url, tmp_path, git_home, visibility):
+    """The test's visibility only (its parameter): the twins owner/<visibility>-http and -ssh."""
     host = live_server_url.removeprefix("http://")
 
     def make(name, **fields):
@@ -49,15 +50,14 @@ def matrix(ssh_git, live_server_url, tmp_path, git_home):
     dave = UserFactory(username="dave")  # a reader: "someone else's workspace"
     owner = people["owner"]
     repos = {}
-    for visibility in ("public", "private"):
-        for transport in TRANSPORTS:
-            repo = services.repository_create(
-                owner=owner.user, name=f"{visibility}-{transport}", visibility=visibility
-            )
-            services.membership_set(repo=repo, user=people["maintainer"].user, role=Role.MAINTAINER)
-            for user in (people["reader"].user, carol.user, dave):
-                services.membership_set(repo=repo, user=user, role=Role.READER)
-            repos[visibility, transport] = repo
+    for transport in TRANSPORTS:
+        repo = services.repository_create(
+            owner=owner.user, name=f"{visibility}-{transport}", visibility=visibility
+        )
+        services.membership_set(repo=repo, user=people["maintainer"].user, role=Role.MAINTAINER)
+        for user in (people["reader"].user, carol.user, dave):
+            services.membership_set(repo=repo, user=user, role=Role.READER)
+        repos[visibility, transport] = repo
     work = tmp_path / "work"
     init_work(git_home, work)
     seed = commit(git_home, work, "seed", name="f")
