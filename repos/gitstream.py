@@ -42,13 +42,18 @@ class Feeder(threading.Thread):
     def run(self) -> None:
         stdin = piped(self.proc.stdin)
         try:
+            # Flushed at once, each write: a body may pause with git waiting for what was read
+            # (over SSH a delete-only push sends its commands, then waits for the report without
+            # closing its side; held in this buffer, they never reached receive-pack).
             if self.prefix:
                 stdin.write(self.prefix)
+                stdin.flush()
             while True:
                 chunk = self.body.read(CHUNK)
                 if not chunk:
                     break
                 stdin.write(chunk)
+                stdin.flush()
         except BrokenPipeError:
             pass  # git stopped reading (it refused the push, or was killed): its output says why
         except BaseException as exc:
