@@ -89,3 +89,108 @@ def test_the_same_pushes_are_recorded_alike(world, ssh_git, git_home, celery_wor
         alive=celery_worker_process,
     )
     assert [row[0] for row in rows] == [alice.user.pk]
+
+
+# git's other ways of pushing and fetching, over SSH: each as over HTTP.
+
+
+@pytest.fixture
+def alice(world, ssh_git, git_home):
+    pusher = world.add("alice")
+    pusher.ssh = adopt(ssh_git, world.host, git_home, pusher.user)
+    return pusher
+
+
+def test_up_to_date_dry_run_delete_and_force_pushes(world, alice):
+    url = alice.ssh.ssh_url(world.repo.full_name)
+    alice.git("remote", "set-url", "origin", url, check=True)
+    first = alice.commit("one")
+    pushed = git(alice.ssh.env, "push", "origin", "HEAD:refs/users/alice/x", cwd=alice.work)
+    assert pushed.returncode == 0, pushed.stderr
+    before = Push.objects.count()
+    for args in (("HEAD:refs/users/alice/x",), ("--dry-run", "HEAD:refs/users/alice/y")):
+        again = git(alice.ssh.env, "push", "origin", *args, cwd=alice.work)
+        assert again.returncode == 0, again.stderr
+        assert "hostsite" not in again.stderr, again.stderr
+    assert (
+        "Everything up-to-date"
+        in git(alice.ssh.env, "push", "origin", "HEAD:refs/users/alice/x", cwd=alice.work).stderr
+    )
+    assert Push.objects.count() == before
+    assert "refs/users/alice/y" not in world.refs()
+    # A rewrite needs --force, as over HTTP; then a delete-only push (no pack follows).
+    alice.git("commit", "--quiet", "--amend", "-m", "one, again", check=True)
+    refused = git(alice.ssh.env, "push", "origin", "HEAD:refs/users/alice/x", cwd=alice.work)
+    assert refused.returncode != 0 and "non-fast-forward" in refused.stderr + refused.stdout, refused.stderr
+    forced = git(alice.ssh.env, "push", "--force", "origin", "HEAD:refs/users/alice/x", cwd=alice.work)
+    assert forced.returncode == 0, forced.stderr
+    assert world.refs()["refs/users/alice/x"] != first
+    deleted = git(alice.ssh.env, "push", "origin", ":refs/users/alice/x", cwd=alice.work)
+    assert deleted.returncode == 0, deleted.stderr
+    assert "refs/users/alice/x" not in world.refs()
+    updates = [(u.ref, u.forced) for p in Push.objects.filter(pk__gt=before) for u in p.ref_updates.all()]
+    assert updates == [("refs/users/alice/x", True), ("refs/users/alice/x", False)]
+    assert set(Push.objects.filter(pk__gt=before).values_list("protocol", flat=True)) == {"ssh"}
+
+
+def test_atomic_push_over_ssh(world, alice):
+    url = alice.ssh.ssh_url(world.repo.full_name)
+    alice.commit("atomic")
+    # A tag is refused for a contributor: atomic, nothing of the push lands.
+    result = git(
+        alice.ssh.env, "push", "--atomic", url, "HEAD:refs/users/alice/a", "HEAD:refs/tags/t", cwd=alice.work
+    )
+    assert result.returncode != 0
+    refs = world.refs()
+    assert "refs/users/alice/a" not in refs and "refs/tags/t" not in refs
+    result = git(
+        alice.ssh.env, "push", "--atomic", url, "HEAD:refs/users/alice/a", "HEAD:my-fix", cwd=alice.work
+    )
+    assert result.returncode == 0, result.stderr
+    refs = world.refs()
+    assert "refs/users/alice/a" in refs and "refs/users/alice/my-fix" in refs
+
+
+@pytest.mark.parametrize("version", ["0", "2"])
+def test_shallow_partial_and_incremental_fetches(world, alice, version, tmp_path):
+    owner = world.owner
+    for i in range(30):
+        owner.commit(f"history {i}", name=f"h{i % 3}.txt")
+    assert owner.push("HEAD:main").returncode == 0
+    url = alice.ssh.ssh_url(world.repo.full_name)
+    env = alice.ssh.env
+    proto = ("-c", f"protocol.version={version}")
+    shallow = tmp_path / "shallow"
+    result = git(env, *proto, "clone", "--quiet", "--depth", "1", url, str(shallow))
+    assert result.returncode == 0, result.stderr
+    assert git(env, "rev-list", "--count", "HEAD", cwd=shallow).stdout.strip() == "1"
+    deepened = git(env, *proto, "fetch", "--quiet", "--deepen", "5", cwd=shallow)
+    assert deepened.returncode == 0, deepened.stderr
+    assert git(env, "rev-list", "--count", "HEAD", cwd=shallow).stdout.strip() == "6"
+    # A partial clone fetches blobs by id as the checkout needs them: protocol v0 serves no
+    # unadvertised object (uploadpack.allowAnySHA1InWant is off), over HTTP as over SSH.
+    partial = {}
+    for transport in ("http", "ssh"):
+        where = tmp_path / f"partial-{transport}"
+        result = git(
+            env,
+            *proto,
+            "clone",
+            "--quiet",
+            "--filter=blob:none",
+            alice.ssh.url(transport, world.repo.full_name),
+            str(where),
+        )
+        partial[transport] = (result.returncode == 0, (where / "h0.txt").exists())
+    assert partial["ssh"] == partial["http"] == ((True, True) if version == "2" else (False, False)), partial
+    # Incremental: alice has 40 commits of her own the server never saw; the owner pushes more.
+    for i in range(40):
+        alice.commit(f"mine {i}", name="mine.txt")
+    for i in range(5):
+        owner.commit(f"later {i}")
+    assert owner.push("HEAD:main").returncode == 0
+    fetched = git(env, *proto, "fetch", "--quiet", url, "main", cwd=alice.work)
+    assert fetched.returncode == 0, fetched.stderr
+    assert (
+        git(env, "rev-parse", "FETCH_HEAD", cwd=alice.work).stdout.strip() == world.refs()["refs/heads/main"]
+    )
