@@ -109,3 +109,20 @@ def test_a_deleted_repositorys_deploy_key_stops_working(scene, ssh_git, git_home
     staff = UserFactory(username="staff", is_staff=True)
     lifecycle.repository_restore(repo=scene.secret, acting_user=staff)
     assert git(env, "ls-remote", ssh_url(ssh_git, "owner/secret")).returncode == 0
+
+
+def test_a_deploy_key_follows_its_renamed_repository_with_the_same_notice(scene, ssh_git, git_home, tmp_path):
+    pair = key_pair(ssh_git, "deploy-mv")
+    register_deploy_key(scene.secret, pair, created_by=scene.owner.user, read_write=True)
+    env = _env(ssh_git, git_home, pair)
+    lifecycle.repository_move(repo=scene.secret, acting_user=scene.owner.user, new_name="renamed")
+    work = tmp_path / "c"
+    cloned = git(env, "clone", "--quiet", ssh_url(ssh_git, "owner/secret"), str(work))
+    assert cloned.returncode == 0, cloned.stderr
+    assert hostsite_lines(cloned.stderr) == [
+        "hostsite: owner/secret is now owner/renamed; update your remote's URL"
+    ]
+    sha = commit(env, work, "after the rename")
+    pushed = git(env, "push", "--quiet", "origin", "HEAD:main", cwd=work)
+    assert pushed.returncode == 0, pushed.stderr
+    assert git(env, "ls-remote", ssh_url(ssh_git, "owner/renamed"), "main").stdout.startswith(sha)
