@@ -3,6 +3,9 @@ stays out of reach (not advertised in v0 or v2, refused as a v2 want and as an a
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from tests.factories import UserFactory
@@ -126,3 +129,60 @@ def test_taken_down_work_is_refused_as_a_want_and_as_an_archive(alices_work, tmp
         owner.env, "archive", f"--remote={owner.ssh_url(scene.repo.full_name)}", "--format=tar", "main"
     )
     assert served.returncode == 0 and len(served.stdout) >= 1024
+
+
+def _pkt(text: str) -> bytes:
+    return f"{len(text) + 4:04x}".encode() + text.encode()
+
+
+def _raw_v2(ssh_git, pair, repo, *lines: str, args: tuple[str, ...]) -> subprocess.CompletedProcess:
+    """One protocol v2 request written by hand (git would never send upper-case hex), then the
+    end of the session."""
+    body = _pkt(lines[0]) + b"0001" + b"".join(_pkt(a) for a in args) + b"0000" + b"0000"
+    argv = [*ssh_git.ssh_argv(pair), "-o", "SendEnv=GIT_PROTOCOL", f"{ssh_git.user}@{ssh_git.host}"]
+    return subprocess.run(
+        [*argv, f"git-upload-pack '{repo.full_name}.git'"],
+        input=body,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "GIT_PROTOCOL": "version=2"},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("moderate", ["hide", "take down"])
+def test_hand_written_v2_requests_reach_no_moderated_object(alices_work, ssh_git, moderate):
+    scene = alices_work
+    tree = scene.alice.git("rev-parse", f"{scene.sha}^{{tree}}", check=True).stdout.strip()
+    action = moderation.do_hide_workspace if moderate == "hide" else moderation.do_take_down_workspace
+    action(repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="moderated")
+    pair = scene.bob.ssh.pair
+    for oid in (scene.sha.upper(), scene.sha[:20] + scene.sha[20:].upper()):
+        got = _raw_v2(ssh_git, pair, scene.repo, "command=fetch\n", args=(f"want {oid}\n", "done\n"))
+        assert b"PACK" not in got.stdout, oid
+        assert b"not our ref" in got.stdout, got.stdout[-300:]
+        assert got.returncode != 0
+    for oid in (scene.sha, tree.upper()):
+        got = _raw_v2(ssh_git, pair, scene.repo, "command=object-info\n", args=("size\n", f"oid {oid}\n"))
+        assert oid.lower().encode() not in got.stdout.lower(), got.stdout
+    # The same requests for content the branches reach are served.
+    got = _raw_v2(
+        ssh_git, pair, scene.repo, "command=fetch\n", args=(f"want {scene.base_sha.upper()}\n", "done\n")
+    )
+    assert b"PACK" in got.stdout and got.returncode == 0, got.stderr
+
+
+def test_pushing_moderated_work_again_over_ssh_is_refused(alices_work, tmp_path):
+    scene = alices_work
+    bob = scene.bob
+    assert _v2_fetch(bob.ssh.env, _ssh(bob, scene), scene.sha, tmp_path / "f").returncode == 0
+    bob.git("fetch", "--quiet", bob.remote, "refs/users/alice/feature", check=True)  # bob holds it
+    moderation.do_take_down_workspace(
+        repo=scene.repo, user=scene.alice.user, acting_user=scene.staff, reason="legal request"
+    )
+    before = scene.refs()
+    for refspec in (f"{scene.sha}:refs/users/bob/copy", f"{scene.sha}:refs/for/main"):
+        result = git(bob.ssh.env, "push", _ssh(bob, scene), refspec, cwd=bob.work)
+        assert result.returncode != 0
+        assert "taken down or hidden by a moderator" in result.stderr, (refspec, result.stderr)
+    assert scene.refs() == before
