@@ -275,3 +275,36 @@ def test_a_v0_fetch_of_three_thousand_refs(world, ssh_git, git_home, tmp_path):
         owner.env, "-c", "protocol.version=0", "ls-remote", "--heads", owner.ssh_url("owner/project")
     )
     assert len(listed.stdout.splitlines()) == 3001
+
+
+def test_spellings_of_a_repository_path_and_a_deleted_repository_as_over_http(
+    world, ssh_git, git_home, tmp_path
+):
+    owner = adopt(ssh_git, world.host, git_home, world.owner.user)
+    staff = person(ssh_git, world.host, git_home, "staff", is_staff=True)
+    for spelling in ("OWNER/Project", "owner/project.git/", "owner/PROJECT.git"):
+        over = {}
+        for transport, url in (
+            ("http", f"http://owner:{owner.token}@{world.host}/{spelling}"),
+            ("ssh", f"ssh://{ssh_git.user}@{ssh_git.host}/{spelling}"),
+        ):
+            result = git(owner.env, "ls-remote", url)
+            over[transport] = (result.returncode, result.stdout)
+        assert over["ssh"] == over["http"], spelling
+        assert over["ssh"][0] == 0 and f"{world.base_sha}\trefs/heads/main" in over["ssh"][1], (spelling, over)
+    # Deleted: staff may still fetch it, nobody pushes to it, its admin no longer reads it.
+    lifecycle.repository_soft_delete(repo=world.repo, acting_user=owner.user)
+    work = world.owner.work
+    world.owner.commit("after the deletion")
+    for who in (owner, staff):
+        got = {}
+        for transport in TRANSPORTS:
+            listed = git(who.env, "ls-remote", who.url(transport, "owner/project"))
+            pushed = git(who.env, "push", who.url(transport, "owner/project"), "HEAD:main", cwd=work)
+            got[transport] = (listed.returncode == 0, listed.stdout, pushed.returncode == 0)
+        assert got["ssh"] == got["http"], who.username
+        assert got["ssh"][0] == (who is staff) and not got["ssh"][2]
+    refused = git(staff.env, "push", staff.ssh_url("owner/project"), "HEAD:main", cwd=work)
+    assert hostsite_lines(refused.stderr) == [
+        "hostsite: This repository is deleted; restore it before pushing"
+    ]
