@@ -4,11 +4,14 @@ and the tasks that follow a push (workspaces' rows) do the same."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
 from repos import services
 from repos.models import Push, PushCommit
-from tests.sshgit.sshsupport import adopt, git
+from tests.sshgit.sshsupport import adopt, git, git_bytes
 from tests.support.wait import wait_until
 from workspaces.models import Workspace
 
@@ -194,3 +197,44 @@ def test_shallow_partial_and_incremental_fetches(world, alice, version, tmp_path
     assert (
         git(env, "rev-parse", "FETCH_HEAD", cwd=alice.work).stdout.strip() == world.refs()["refs/heads/main"]
     )
+
+
+def _zip_files(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
+
+
+def test_archive_options_give_what_git_archive_gives(world, alice, tmp_path):
+    owner = world.owner
+    second = owner.commit("second", name="dir/nested.txt")
+    assert owner.push("HEAD:main", "HEAD:refs/tags/v1").returncode == 0
+    url = alice.ssh.ssh_url(world.repo.full_name)
+    cases = [
+        (["--format=zip"], "main", []),
+        (["--format=tgz", "--prefix=p/"], "v1", []),
+        (["--format=tar"], "HEAD", []),  # as git's own documentation writes it
+        (["--format=tar.gz"], "main~1", []),
+        (["--format=tar"], "HEAD^", []),
+        (["--format=zip"], "v1:dir", []),
+        (["--format=zip", "-9"], second[:10], ["dir"]),
+        (["--format=tar"], world.base_sha, ["file.txt"]),
+    ]
+    for options, treeish, paths in cases:
+        remote = git_bytes(alice.ssh.env, "archive", f"--remote={url}", *options, treeish, *paths)
+        assert remote.returncode == 0, (options, treeish, remote.stderr)
+        local = git_bytes(
+            alice.ssh.env, "--git-dir", str(world.repo.disk_path), "archive", *options, treeish, *paths
+        )
+        if ":" in treeish:  # a tree has no commit time: git stamps it with the current time
+            assert _zip_files(remote.stdout) == _zip_files(local.stdout) == {"nested.txt": b"second\n"}
+        else:
+            assert remote.stdout == local.stdout, (options, treeish)
+    # What the server does not take is refused in git's terms, one line, nothing served.
+    for options, treeish in (
+        (["--format=tar", "--worktree-attributes"], "main"),
+        (["--format=tar"], "nothere"),
+    ):
+        refused = git_bytes(alice.ssh.env, "archive", f"--remote={url}", *options, treeish)
+        assert refused.returncode != 0 and refused.stdout == b""
+        lines = refused.stderr.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("fatal: git archive: NACK "), lines

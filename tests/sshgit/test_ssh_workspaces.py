@@ -116,6 +116,10 @@ def test_taken_down_work_is_refused_as_a_want_and_as_an_archive(alices_work, tmp
         assert archived.stdout == b""
         said = archived.stderr.decode()
         assert "internal error" not in said, said
+        for spelled in (f"{scene.sha}^0", f"{scene.sha}~0", f"{scene.sha}:", f"{scene.sha[:12]}:"):
+            again = git_bytes(who.ssh.env, "archive", f"--remote={_ssh(who, scene)}", "--format=tar", spelled)
+            assert again.returncode != 0 and again.stdout == b"", spelled
+            assert b"NACK no branch, tag or commit" in again.stderr, again.stderr
         # The same refusal for an id nobody ever pushed: nothing tells them apart.
         unknown = git_bytes(who.ssh.env, "archive", f"--remote={_ssh(who, scene)}", "--format=tar", "1" * 40)
         assert unknown.returncode != 0
