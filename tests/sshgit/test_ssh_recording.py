@@ -11,6 +11,7 @@ import pytest
 
 from repos import services
 from repos.models import Push, PushCommit
+from reviews.models import Proposal
 from tests.sshgit.sshsupport import adopt, git, git_bytes
 from tests.support.wait import wait_until
 from workspaces.models import Workspace
@@ -29,6 +30,13 @@ def _record(repo, after: int) -> list[tuple]:
             (push.pusher_id, push.pusher_name, push.touches_workspace, push.push_options, updates, commits)
         )
     return rows
+
+
+def _proposals(repo) -> list[tuple]:
+    return sorted(
+        (p.number, p.author_id, p.source_ref, p.target_branch, p.title, p.state)
+        for p in Proposal.objects.filter(repository=repo)
+    )
 
 
 def _workspaces(repo) -> list[tuple]:
@@ -64,7 +72,8 @@ def test_the_same_pushes_are_recorded_alike(world, ssh_git, git_home, celery_wor
     on(alice_http, "alice's topic", "alice.txt")
     both(alice, alice_http.work, "HEAD:refs/users/alice/topic")  # a workspace push
     on(alice_http, "alice's proposal", "alice.txt")
-    both(alice, alice_http.work, "-o", "topic=fix", "HEAD:refs/for/main")  # a nameless push, with a topic
+    # A nameless push, with a topic and a title (which opens a proposal).
+    both(alice, alice_http.work, "-o", "topic=fix", "-o", "title=Fix it", "HEAD:refs/for/main")
     on(alice_http, "a branch push", "alice.txt")
     both(alice, alice_http.work, "HEAD:refs/heads/my-fix")  # lands in her workspace
 
@@ -92,6 +101,12 @@ def test_the_same_pushes_are_recorded_alike(world, ssh_git, git_home, celery_wor
         alive=celery_worker_process,
     )
     assert [row[0] for row in rows] == [alice.user.pk]
+    opened = wait_until(
+        lambda: (here := _proposals(world.repo)) and here == _proposals(twin) and here,
+        timeout=30,
+        what=lambda: f"the proposals of both: {_proposals(world.repo)} {_proposals(twin)}",
+    )
+    assert [(p[2], p[4]) for p in opened] == [("refs/users/alice/fix", "Fix it")]
 
 
 # git's other ways of pushing and fetching, over SSH: each as over HTTP.
