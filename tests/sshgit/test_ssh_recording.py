@@ -126,6 +126,7 @@ def test_up_to_date_dry_run_delete_and_force_pushes(world, alice):
     pushed = git(alice.ssh.env, "push", "origin", "HEAD:refs/users/alice/x", cwd=alice.work)
     assert pushed.returncode == 0, pushed.stderr
     before = Push.objects.count()
+    last = Push.objects.order_by("pk").last().pk
     for args in (("HEAD:refs/users/alice/x",), ("--dry-run", "HEAD:refs/users/alice/y")):
         again = git(alice.ssh.env, "push", "origin", *args, cwd=alice.work)
         assert again.returncode == 0, again.stderr
@@ -146,9 +147,9 @@ def test_up_to_date_dry_run_delete_and_force_pushes(world, alice):
     deleted = git(alice.ssh.env, "push", "origin", ":refs/users/alice/x", cwd=alice.work)
     assert deleted.returncode == 0, deleted.stderr
     assert "refs/users/alice/x" not in world.refs()
-    updates = [(u.ref, u.forced) for p in Push.objects.filter(pk__gt=before) for u in p.ref_updates.all()]
+    updates = [(u.ref, u.forced) for p in Push.objects.filter(pk__gt=last) for u in p.ref_updates.all()]
     assert updates == [("refs/users/alice/x", True), ("refs/users/alice/x", False)]
-    assert set(Push.objects.filter(pk__gt=before).values_list("protocol", flat=True)) == {"ssh"}
+    assert set(Push.objects.filter(pk__gt=last).values_list("protocol", flat=True)) == {"ssh"}
 
 
 def test_atomic_push_over_ssh(world, alice):
