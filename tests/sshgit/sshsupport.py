@@ -5,7 +5,11 @@ server both ways (a token over smart HTTP, a key over SSH), and client-side git.
 from __future__ import annotations
 
 import base64
+import contextlib
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +85,8 @@ class Person:
     http_host: str
     server: SshServer
     home_env: dict[str, str]
+    # An ssh master connection's socket (multiplex()): its git commands share one connection.
+    control: Path | None = None
 
     @property
     def username(self) -> str:
@@ -102,13 +108,41 @@ class Person:
         credentials (docs/moderation.md), where SSH always knows who the key is: the two are
         compared as the same person only if HTTP sends them every time."""
         basic = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
+        ssh = self.server.git_env(self.pair)
+        if self.control is not None:
+            ssh["GIT_SSH_COMMAND"] += " " + " ".join(master_options(self.control))
         return {
             **self.home_env,
-            **self.server.git_env(self.pair),
+            **ssh,
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "http.extraHeader",
             "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
         }
+
+
+def master_options(control: Path, persist: int = 30) -> list[str]:
+    return ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}", "-o", f"ControlPersist={persist}"]
+
+
+@contextlib.contextmanager
+def multiplex(people: list[Person]) -> Iterator[None]:
+    """Each person's SSH git commands over one master connection of theirs (as many users set
+    up): a session per command still, without a key exchange each time. A Unix socket path
+    holds ~100 bytes, so the sockets live in a short directory; the masters are ended after."""
+    where = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))
+    for n, who in enumerate(people):
+        who.control = where / str(n)
+    try:
+        yield
+    finally:
+        for who in people:
+            if who.control is not None and who.control.exists():
+                argv = [*who.server.ssh_argv(who.pair), *master_options(who.control), "-O", "exit"]
+                subprocess.run(
+                    [*argv, f"{who.server.user}@{who.server.host}"], capture_output=True, timeout=30
+                )
+            who.control = None
+        shutil.rmtree(where, ignore_errors=True)
 
 
 def ssh_url(server: SshServer, full_name: str) -> str:

@@ -22,7 +22,17 @@ from django.test import Client
 from repos import lifecycle, services
 from repos.models import Push, Role
 from tests.factories import UserFactory
-from tests.sshgit.sshsupport import adopt, commit, git, git_bytes, hostsite_lines, init_work, person, refs_of
+from tests.sshgit.sshsupport import (
+    adopt,
+    commit,
+    git,
+    git_bytes,
+    hostsite_lines,
+    init_work,
+    multiplex,
+    person,
+    refs_of,
+)
 from workspaces import moderation
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -73,7 +83,8 @@ def matrix(ssh_git, live_server_url, tmp_path, git_home, visibility):
         )
         assert pushed.returncode == 0, pushed.stderr
         moderation.do_hide_workspace(repo=repo, user=carol.user, acting_user=staff, reason="spam")
-    return {"people": people, "repos": repos, "work": work, "seed": seed, "hidden": hidden}
+    with multiplex(list(people.values())):
+        yield {"people": people, "repos": repos, "work": work, "seed": seed, "hidden": hidden}
 
 
 def _clone(who, url, dest, version):
@@ -291,7 +302,10 @@ def test_spellings_of_a_repository_path_and_a_deleted_repository_as_over_http(
             result = git(owner.env, "ls-remote", url)
             over[transport] = (result.returncode, result.stdout)
         assert over["ssh"] == over["http"], spelling
-        assert over["ssh"][0] == 0 and f"{world.base_sha}\trefs/heads/main" in over["ssh"][1], (spelling, over)
+        assert over["ssh"][0] == 0 and f"{world.base_sha}\trefs/heads/main" in over["ssh"][1], (
+            spelling,
+            over,
+        )
     # Deleted: staff may still fetch it, nobody pushes to it, its admin no longer reads it.
     lifecycle.repository_soft_delete(repo=world.repo, acting_user=owner.user)
     work = world.owner.work
