@@ -3,8 +3,10 @@ stays out of reach (not advertised in v0 or v2, refused as a v2 want and as an a
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -190,3 +192,49 @@ def test_pushing_moderated_work_again_over_ssh_is_refused(alices_work, tmp_path)
         assert result.returncode != 0
         assert "taken down or hidden by a moderator" in result.stderr, (refspec, result.stderr)
     assert scene.refs() == before
+
+
+def _push_advertisement(ssh_git, pair, repo) -> set[str]:
+    """The refs receive-pack shows a pusher (read, then the session ended with a flush-pkt)."""
+    argv = [
+        *ssh_git.ssh_argv(pair),
+        f"{ssh_git.user}@{ssh_git.host}",
+        f"git-receive-pack '{repo.full_name}.git'",
+    ]
+    got = subprocess.run(argv, input=b"0000", capture_output=True, timeout=60, check=False)
+    assert got.returncode == 0, got.stderr
+    return _refs_in(got.stdout)
+
+
+def _refs_in(data: bytes) -> set[str]:
+    refs, pos = set(), 0
+    while pos + 4 <= len(data):
+        length = int(data[pos : pos + 4], 16)
+        if length < 4:
+            pos += 4
+            continue
+        line = data[pos + 4 : pos + length].split(b"\0")[0].rstrip(b"\n")
+        if b" " in line and not line.startswith(b"# service"):
+            refs.add(line.split(b" ", 1)[1].decode())
+        pos += length
+    return refs
+
+
+def test_a_push_advertises_the_canonical_refs_and_the_pushers_own_workspace(alices_work, ssh_git):
+    scene = alices_work
+    assert scene.bob.push("HEAD:refs/users/bob/mine").returncode == 0
+    for who, own in ((scene.bob, "refs/users/bob/mine"), (scene.alice, "refs/users/alice/feature")):
+        over_ssh = _push_advertisement(ssh_git, who.ssh.pair, scene.repo)
+        request = urllib.request.Request(
+            f"http://{scene.host}/{scene.repo.full_name}.git/info/refs?service=git-receive-pack",
+            headers={
+                "Authorization": "Basic " + base64.b64encode(f"{who.username}:{who.token}".encode()).decode()
+            },
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            over_http = _refs_in(response.read())
+        assert over_ssh == over_http, who.username
+        assert own in over_ssh and "refs/heads/main" in over_ssh
+        assert not [ref for ref in over_ssh if ref.startswith("refs/users/") and not ref.startswith(own)], (
+            over_ssh
+        )
