@@ -306,6 +306,21 @@ def test_spellings_of_a_repository_path_and_a_deleted_repository_as_over_http(
             spelling,
             over,
         )
+    # Protocol v1 (v0 with a version line) too.
+    cloned = {}
+    for transport in TRANSPORTS:
+        where = tmp_path / f"v1-{transport}"
+        result = git(
+            owner.env,
+            "-c",
+            "protocol.version=1",
+            "clone",
+            "--quiet",
+            owner.url(transport, "owner/project"),
+            str(where),
+        )
+        cloned[transport] = refs_of(where / ".git") if result.returncode == 0 else result.stderr
+    assert cloned["ssh"] == cloned["http"] and isinstance(cloned["ssh"], dict), cloned
     # Deleted: staff may still fetch it, nobody pushes to it, its admin no longer reads it.
     lifecycle.repository_soft_delete(repo=world.repo, acting_user=owner.user)
     work = world.owner.work

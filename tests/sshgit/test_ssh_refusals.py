@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.factories import UserFactory
 from tests.sshgit.sshsupport import adopt, git, hostsite_lines, key_pair, register_key, revoke_key
+from workspaces.moderation_bans import do_ban_from_repository
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -182,7 +184,10 @@ def test_unknown_key_and_greeting(ssh_git, alice):
     refused = ssh_git.ssh(stranger, "git-upload-pack 'owner/project.git'", stdin=subprocess.DEVNULL)
     assert refused.returncode == 255
     assert "Permission denied (publickey)" in refused.stderr
+    assert alice.key.last_used_at is None
     greeted = ssh_git.ssh(alice.pair, "-T", stdin=subprocess.DEVNULL)
+    alice.key.refresh_from_db()
+    assert alice.key.last_used_at is not None
     assert greeted.returncode == 1
     assert (
         _only_line(greeted) == "Hi alice! You've authenticated, but hostsite does not provide shell access."
@@ -230,3 +235,21 @@ def test_revoked_mid_session_over_a_master_connection(ssh_git, world, alice, how
             check=False,
         )
         shutil.rmtree(control, ignore_errors=True)
+
+
+def test_a_repository_ban_refuses_pushes_over_ssh_in_the_words_of_http(world, alice):
+    staff = UserFactory(username="staff", is_staff=True)
+    do_ban_from_repository(repo=world.repo, user=alice.user, acting_user=staff, reason="spam")
+    work = world.users["alice"].work
+    world.users["alice"].commit("after the ban")
+    before = world.refs()
+    for refspec in ("HEAD:refs/users/alice/x", "HEAD:refs/for/main", "HEAD:my-fix"):
+        said = {}
+        for transport in ("http", "ssh"):
+            result = git(alice.env, "push", alice.url(transport, world.repo.full_name), refspec, cwd=work)
+            assert result.returncode != 0, (transport, refspec)
+            said[transport] = hostsite_lines(result.stderr)
+        assert said["ssh"] == said["http"] and said["ssh"], (refspec, said)
+    assert world.refs() == before
+    # Reading is not banned.
+    assert git(alice.env, "ls-remote", alice.ssh_url(world.repo.full_name)).returncode == 0
