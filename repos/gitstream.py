@@ -42,9 +42,9 @@ class Feeder(threading.Thread):
     def run(self) -> None:
         stdin = piped(self.proc.stdin)
         try:
-            # Flushed at once, each write: a body may pause with git waiting for what was read
-            # (over SSH a delete-only push sends its commands, then waits for the report without
-            # closing its side; held in this buffer, they never reached receive-pack).
+            # Flushed after every write: over SSH the client keeps its side open after a
+            # push that sends no pack (only deletions) and waits for the report, so bytes left
+            # in the pipe's buffer would never reach git (bench/ssh.py hung on one).
             if self.prefix:
                 stdin.write(self.prefix)
                 stdin.flush()
