@@ -12,12 +12,17 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from repos import browse, pktline
+from repos.git import run_git
 from sshgit.commands import shown
 
 MAX_ARGS = 64
 MAX_ARG = 4096
 FORMATS = frozenset({"tar", "zip", "tar.gz", "tgz"})
 _LEVEL = re.compile(r"^-[0-9]$")
+# git's revision suffixes that stay within what the named commit reaches: its ancestors
+# (`~2`, `^`, `^2`) and a directory of its tree (`<rev>:<path>`).
+_WALK = re.compile(r"(?:[~^][0-9]{0,6})+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ArchiveRefused(Exception):
@@ -59,10 +64,28 @@ def resolve(repo_path: Path, args: list[str], view) -> list[str]:
     if not rest:
         raise ArchiveRefused("name a branch, tag or commit to archive")
     treeish, paths = rest[0], rest[1:]
-    sha = browse.resolve_commit(repo_path, treeish, view)
-    if sha is None:
+    resolved = _resolve_treeish(repo_path, treeish, view)
+    if resolved is None:
         raise ArchiveRefused(f"no branch, tag or commit {shown(treeish)!r}")
     for path in paths:
         if path.startswith((":", "-")) or not path or "\0" in path:
             raise ArchiveRefused(f"not a plain path: {shown(path)!r}")
-    return [*options, sha, *paths]
+    return [*options, resolved, *paths]
+
+
+def _resolve_treeish(repo_path: Path, treeish: str, view) -> str | None:
+    """`HEAD`, a branch, tag or id the viewer may see, with git's ancestry and tree-path
+    suffixes (`HEAD~1`, `v1.0:docs`), as `git archive` is documented and used: the name is
+    resolved under the viewer's visibility, and git is given the commit id with the suffix,
+    which reaches nothing the commit does not."""
+    rev, colon, path = treeish.partition(":")
+    if _CONTROL.search(path):
+        return None
+    walk = _WALK.search(rev)
+    suffix = walk.group(0) if walk else ""
+    base = rev[: len(rev) - len(suffix)]
+    if base == "HEAD":
+        head = run_git(["symbolic-ref", "--quiet", "HEAD"], repo=repo_path, check=False)
+        base = head.stdout.decode().strip() if head.returncode == 0 else ""
+    sha = browse.resolve_commit(repo_path, base, view)
+    return None if sha is None else f"{sha}{suffix}{colon}{path}"

@@ -112,11 +112,15 @@ def _deploy_grant(key, cmd: commands.GitCommand) -> Grant:
     """A deploy key reaches its one repository, which it reads as anyone may (hidden work stays
     hidden); a read-write key pushes as the admin who added it, with a maintainer's rights."""
     repo = key.repository
-    named = repo_selectors.repository_by_name(cmd.owner, cmd.name) or repo_selectors.redirected_repository(
-        cmd.owner, cmd.name
-    )
+    named = repo_selectors.repository_by_name(cmd.owner, cmd.name)
+    moved = named is None
+    if moved:
+        named = repo_selectors.redirected_repository(cmd.owner, cmd.name)
     if named is None or named.pk != repo.pk:
         raise _not_found(cmd)
+    if moved:
+        # As for a person's key (_user_grant): served at the new place, and said once.
+        _say(f"hostsite: {cmd.owner}/{cmd.name} is now {repo.full_name}; update your remote's URL")
     if cmd.service != "receive-pack":
         return Grant(repo, Pusher(None, None), None)
     if not key.read_write:

@@ -107,6 +107,14 @@ def _ssh_server(live_env, tmp_path_factory, *, serve: str | None):
     tmp = tmp_path_factory.mktemp("ssh")
     var_dir = tmp / "var"
     var_dir.mkdir()
+    # Its own VAR_DIR gives this sshd its host keys and runtime directory; what the web server
+    # and the worker share through theirs, the gateway shares too, as under `make run`: the
+    # broker's folder (the tasks a push enqueues) and the file cache (refs moved by an SSH push).
+    from django.conf import settings
+
+    for shared in ("broker", "cache"):
+        (Path(settings.VAR_DIR) / shared).mkdir(parents=True, exist_ok=True)
+        (var_dir / shared).symlink_to(Path(settings.VAR_DIR) / shared)
     port = live.free_port()
     env = {**live_env, "VAR_DIR": str(var_dir), "SSH_PORT": str(port), "SSH_LISTEN": "127.0.0.1"}
     result = subprocess.run(
