@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from repos import services as repo_services
+from sshgit import services
 from sshgit.models import PublicKey
 from tests.factories import UserFactory
 from tests.sshgit.conftest import KeyPair, SshServer
@@ -30,25 +31,25 @@ def key_pair(server: SshServer, name: str) -> KeyPair:
 
 
 def register_key(user, pair: KeyPair, title: str = "laptop") -> PublicKey:
-    return PublicKey.objects.create(
-        user=user, title=title, key_type=pair.key_type, key_data=pair.key_data, fingerprint=pair.fingerprint
-    )
+    """As a person adds a key on /settings/keys (audit row and notification included)."""
+    return services.add_user_key(user, title=title, text=f"{pair.key_type} {pair.key_data}")
 
 
 def register_deploy_key(repo, pair: KeyPair, *, created_by, read_write: bool, title: str = "ci") -> PublicKey:
-    return PublicKey.objects.create(
-        repository=repo,
-        created_by=created_by,
-        read_write=read_write,
+    return services.add_deploy_key(
+        repo,
+        acting_user=created_by,
         title=title,
-        key_type=pair.key_type,
-        key_data=pair.key_data,
-        fingerprint=pair.fingerprint,
+        text=f"{pair.key_type} {pair.key_data}",
+        read_write=read_write,
     )
 
 
 def revoke_key(key: PublicKey) -> None:
-    key.delete()
+    if key.user is not None:
+        services.remove_user_key(key.user, key.pk)
+    else:
+        services.remove_deploy_key(key.repository, acting_user=key.created_by, key_id=key.pk)
 
 
 def git(
