@@ -130,6 +130,12 @@ def _deploy_grant(key, cmd: commands.GitCommand) -> Grant:
         raise Refused(
             "the account that added this deploy key is no longer active; an admin must add it again"
         )
+    if not services.can_manage_deploy_keys(creator, repo):
+        # Its pushes are that admin's: they end with the admin's rights, as GitLab's do.
+        raise Refused(
+            "the account that added this deploy key no longer administers this repository; "
+            "an admin must add it again"
+        )
     try:
         refuse_push_while_importing(repo)
     except GitHTTPError as exc:

@@ -84,6 +84,17 @@ def test_read_write_key_pushes_as_the_admin_who_added_it(scene, ssh_git, git_hom
     assert other.returncode != 0
     assert "hostsite: repository 'owner/other' not found, or this key has no access to it" in other.stderr
 
+    # The admin made a maintainer: the key's pushes were the admin's, so they end too.
+    services.membership_set(repo=scene.secret, user=admin, role=Role.MAINTAINER)
+    commit(env, work, "after the admin stepped down")
+    stepped_down = git(env, "push", "origin", "HEAD:main", cwd=work)
+    assert stepped_down.returncode != 0
+    assert hostsite_lines(stepped_down.stderr) == [
+        "hostsite: the account that added this deploy key no longer administers this repository; "
+        "an admin must add it again"
+    ]
+    services.membership_set(repo=scene.secret, user=admin, role=Role.ADMIN)
+
     # The admin's account deactivated: the key still reads, and pushes are refused saying why.
     admin.is_active = False
     admin.save(update_fields=["is_active"])
