@@ -35,8 +35,10 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from bench import ssh_profile
@@ -102,6 +104,21 @@ def measure_clones(git: Git, urls: dict[str, str], tmp: Path, runs: int, version
         last = "  ".join(f"{s} {fmt(out[s]['mib_s'][-1] if out[s]['mib_s'] else None)} MiB/s" for s in SIDES)
         say(f"clone v{version} {i + 1}/{runs}: {last}")
     return out
+
+
+def measure_session_start(ssh: str, urls: dict[str, str], runs: int) -> dict[str, float]:
+    """Median ms of one connection that runs a command refused at once (a repository that does
+    not exist): the key check, the session's start and its end, without git's work."""
+    times: dict[str, list[float]] = {side: [] for side in SIDES}
+    for i in range(runs):
+        for side in order(i):
+            rest = urls[side].removeprefix("ssh://")
+            login, _, port = rest.split("/", 1)[0].rpartition(":")
+            argv = [*ssh.split(), "-p", port, login, "git-upload-pack '/nobody/nothing.git'"]
+            t0 = time.perf_counter()
+            subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+            times[side].append(1000 * (time.perf_counter() - t0))
+    return {side: statistics.median(values) for side, values in times.items()}
 
 
 def measure_pushes(git: Git, urls: dict[str, str], work: Path, runs: int) -> dict:
@@ -256,6 +273,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             clones[version] = measure_clones(git, urls, tmp, args.clones, version)
         say(f"small-push latency: {args.pushes} runs each, alternating")
         pushes = measure_pushes(git, urls, work, args.pushes)
+        say(f"session start: {args.pushes} refused commands each, alternating")
+        meta["session_start_ms"] = measure_session_start(git.env["GIT_SSH_COMMAND"], urls, args.pushes)
         meta["pushes_recorded"] = ours.pushes_recorded()
     finally:
         procs.stop_all()
@@ -264,6 +283,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     meta["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = verdicts(clones, pushes)
     print_table(rows, clones, pushes, meta)
+    start = meta.get("session_start_ms") or {}
+    if start:
+        print(f"session start (connect, key check, a command refused at once): ours {start['ours']:.0f} ms, "
+              f"plain {start['plain']:.0f} ms ({start['ours'] - start['plain']:+.0f} ms)")  # fmt: skip
     print(f"pushes recorded in hostsite's database: {meta['pushes_recorded']} "
           "(warm-up, timed and untimed deletes)")  # fmt: skip
     if profile_dir is not None:

@@ -27,15 +27,13 @@ import selectors
 import signal
 import socket
 import struct
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from django.conf import settings
 from django.db import DatabaseError, connections
 
-from sshgit import channel
+from sshgit import spares
 from sshgit.selectors import usable_key
 
 log = logging.getLogger("sshgit.gateway")
@@ -67,25 +65,6 @@ def exit_status(wait_status: int) -> int:
     # A shell's convention for a child killed by a signal: 128 + the signal number.
     code = os.waitstatus_to_exitcode(wait_status)
     return 128 - code if code < 0 else code
-
-
-def run_as_repository_owner() -> None:
-    """As root, a session runs as the account that owns REPO_ROOT when that is not root (the
-    container's `hostsite` user): git must not leave root-owned files in repositories that the
-    web server and worker write to."""
-    if os.geteuid() != 0:
-        return
-    try:
-        owner = Path(settings.REPO_ROOT).stat().st_uid
-    except OSError:
-        return
-    if owner == 0:
-        return
-    entry = pwd.getpwuid(owner)
-    os.setgroups([])
-    os.setgid(entry.pw_gid)
-    os.setuid(entry.pw_uid)
-    os.environ["HOME"] = entry.pw_dir
 
 
 def preload() -> None:
@@ -121,6 +100,9 @@ class Gateway:
         self.sessions: dict[int, socket.socket] = {}  # child pid -> hostsite-shell's connection
         self.stopping = False
         self.selector = selectors.DefaultSelector()
+        # A warmed child waiting for the next session (sshgit.spares); off: fork per session.
+        self.spares = os.environ.get("HOSTSITE_SSH_SPARES", "1") != "0"
+        self.spare: spares.Spare | None = None
 
     # --- setup ---------------------------------------------------------------------------------
     def listen(self) -> None:
@@ -157,6 +139,7 @@ class Gateway:
     def run(self) -> None:
         log.info("ssh gateway listening on %s", self.socket_path)
         print(f"ssh gateway: listening on {self.socket_path}", flush=True)
+        self._make_spare()
         while not self.stopping:
             for key, _events in self.selector.select(timeout=5.0):
                 if key.data == "accept":
@@ -221,59 +204,45 @@ class Gateway:
                 os.close(fd)
             conn.close()
             return
-        # The parent keeps its database connection across forks (a reconnect would cost every
-        # key look-up after a session 2-10 ms); the child sets its copy aside unused.
-        pid = os.fork()
-        if pid == 0:
-            self._child(conn, request, fds)  # never returns
+        spare, self.spare = self.spare, None
+        if spare is not None and spares.hand_over(spare, conn, request, fds):
+            pid = spare.pid
+        else:
+            # No spare ready (the first session, or it died): fork one for this session now.
+            # The parent keeps its database connection across forks (a reconnect would cost
+            # every key look-up after a session 2-10 ms); the child sets its copy aside unused.
+            pid = os.fork()
+            if pid == 0:
+                self._forget_parent()
+                spares.run_session(self.serve, conn, request, fds)  # never returns
         for fd in fds:
             os.close(fd)
         conn.setblocking(True)
         self.sessions[pid] = conn
+        self._make_spare()
 
-    def _child(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
-        status = 1
-        try:
-            signal.set_wakeup_fd(-1)
-            for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
-                signal.signal(sig, signal.SIG_DFL)
-            _set_aside_inherited_connections()
-            _keep_logs_off_the_channel()
-            for fd, target in zip(fds, (0, 1, 2), strict=True):
-                os.dup2(fd, target)
-            for fd in fds:
-                if fd > 2:
-                    os.close(fd)
-            self.selector.close()
-            self.listener.close()
-            self._wake_r.close()
-            self._wake_w.close()
-            # The parent reports the status when it reaps this process, unless the session
-            # releases its client first (sshgit.channel.release) to finish work on its own.
-            channel.on_release(lambda code: _report(conn, code))
-            for other in self.sessions.values():
-                other.close()
-            run_as_repository_owner()
-            status = int(
-                self.serve(
-                    key_id=int(request["key_id"]),
-                    command=request.get("command"),
-                    protocol=request.get("protocol"),
-                    remote=str(request.get("remote") or ""),
-                )
-            )
-        except BaseException as exc:
-            with contextlib.suppress(Exception):
-                log.exception("ssh session failed")
-                os.write(2, f"hostsite: internal error ({type(exc).__name__})\n".encode())
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(status & 0xFF)
+    def _make_spare(self) -> None:
+        """The next session's process, forked and warmed now, while nobody waits on it."""
+        if self.spare is None and not self.stopping and self.spares:
+            self.spare = spares.fork_spare(self._forget_parent, self.serve)
+
+    def _forget_parent(self) -> None:
+        """In a child: the gateway's sockets, signals and database connections are not its."""
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        spares.set_aside_inherited_connections()
+        self.selector.close()
+        self.listener.close()
+        self._wake_r.close()
+        self._wake_w.close()
+        for other in self.sessions.values():
+            other.close()
+        if self.spare is not None:
+            self.spare.sock.close()
 
     def _reap(self) -> None:
-        while self.sessions:
+        while True:
             try:
                 pid, wait_status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -282,6 +251,8 @@ class Gateway:
                 return
             conn = self.sessions.pop(pid, None)
             if conn is None:
+                if self.spare is not None and self.spare.pid == pid:
+                    self.spare = None  # died waiting; the next session forks its own
                 continue
             with contextlib.suppress(OSError):
                 conn.sendall(f"{exit_status(wait_status)}\n".encode())
@@ -293,6 +264,9 @@ class Gateway:
         self.listener.close()
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
+        if self.spare is not None:
+            self.spare.sock.close()  # it exits on the end of its socket
+            self.spare = None
         deadline = time.monotonic() + self.drain_timeout
         if self.sessions:
             print(f"ssh gateway: waiting for {len(self.sessions)} session(s)", flush=True)
@@ -309,35 +283,3 @@ class Gateway:
             time.sleep(0.05)
             self._reap()
         print("ssh gateway: stopped", flush=True)
-
-
-def _keep_logs_off_the_channel() -> None:
-    """Before the channel takes fds 0-2: the gateway's own output moves to a copy of its
-    stderr, so a log line or a stray print never lands in a git client's protocol stream."""
-    out = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
-    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
-        for handler in getattr(logger, "handlers", ()):
-            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "fileno", None):
-                with contextlib.suppress(OSError, ValueError):
-                    if handler.stream.fileno() in (1, 2):
-                        handler.setStream(out)
-    sys.stdout = sys.stderr = out
-
-
-def _report(conn: socket.socket, status: int) -> None:
-    with contextlib.suppress(OSError):
-        conn.sendall(f"{status & 0xFF}\n".encode())
-    conn.close()
-
-
-_INHERITED: list = []
-
-
-def _set_aside_inherited_connections() -> None:
-    """The child's copies of the parent's database connections are kept referenced and never
-    used or closed: closing one would end the parent's session too (PostgreSQL's terminate
-    message goes down the shared socket). The child opens its own; os._exit frees nothing."""
-    for wrapper in connections.all(initialized_only=True):
-        if wrapper.connection is not None:
-            _INHERITED.append(wrapper.connection)
-            wrapper.connection = None
