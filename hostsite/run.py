@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +50,49 @@ def _environment() -> dict[str, str]:
 
 def _manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([PY, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR, check=True)
+
+
+SSHD = "/usr/sbin/sshd"
+
+
+def _install_openssh(env: dict[str, str]) -> None:
+    """On a fresh Debian machine, as root: OpenSSH's server from Debian, as .ci/run installs it.
+    Anywhere else make run goes on, and ssh_prepare says in one line why there is no SSH."""
+    if env.get("SSH_PORT", "") == "0" or os.path.exists(SSHD) or os.geteuid() != 0:
+        return
+    if not shutil.which("apt-get"):
+        return
+    print("hostsite: installing openssh-server from Debian (git over SSH; SSH_PORT=0 skips it)", flush=True)
+    apt = {**env, "DEBIAN_FRONTEND": "noninteractive"}
+
+    def quiet(*argv: str) -> int:
+        return subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=apt, check=False
+        ).returncode
+
+    install = (
+        "apt-get",
+        "install",
+        "-y",
+        "-qq",
+        "--no-install-recommends",
+        "openssh-server",
+        "openssh-client",
+    )
+    # Debian's package would also start the system's own sshd on port 22; policy-rc.d (the
+    # way Debian's container images do it) keeps it from starting now.
+    policy = Path("/usr/sbin/policy-rc.d")
+    created = not policy.exists()
+    if created:
+        policy.write_text("#!/bin/sh\n# hostsite make run: installing openssh-server\nexit 101\n")
+        policy.chmod(0o755)
+    try:
+        if quiet(*install) != 0:
+            quiet("apt-get", "update", "-qq")  # a fresh machine's package lists may be missing
+            quiet(*install)
+    finally:
+        if created:
+            policy.unlink(missing_ok=True)
 
 
 def _prepare_ssh(env: dict[str, str], host: str) -> dict | None:
@@ -98,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         _manage(env, "collectstatic", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
         _manage(env, "replay_pushes")  # pushes spooled while the last run was down or dying
+        _install_openssh(env)
         ssh = _prepare_ssh(env, host)
     except subprocess.CalledProcessError as exc:
         return exc.returncode or 1

@@ -106,6 +106,7 @@ class GitProcessResponse(StreamingHttpResponse):
         before_end=None,
     ):
         self._proc = proc
+        self._prefix = prefix
         self._relay = relay
         self._before_end = before_end
         self._feeder = feeder
@@ -122,6 +123,12 @@ class GitProcessResponse(StreamingHttpResponse):
     @property
     def proc(self) -> subprocess.Popen:
         return self._proc
+
+    @property
+    def passes_through(self) -> bool:
+        """Whether the body is exactly git's stdout (nothing before, beside or after it), so a
+        caller may move git's output itself and set bytes_sent before close()."""
+        return not self._prefix and self._relay is None and self._before_end is None
 
     def _stream(self, prefix: bytes):
         if prefix:

@@ -51,7 +51,10 @@ def _send(response: HttpResponseBase) -> None:
     """Write a response of repos.smarthttp to the channel; always close it (that reaps git and
     runs its on-exit work: the push's record, the transfer count)."""
     try:
-        if isinstance(response, StreamingHttpResponse):
+        if isinstance(response, GitProcessResponse) and response.passes_through:
+            response.bytes_sent = channel.splice_out(piped(response.proc.stdout).fileno())
+            response.proc.wait()
+        elif isinstance(response, StreamingHttpResponse):
             for chunk in response:
                 write_all(OUT, chunk)
         else:
@@ -72,10 +75,7 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
     proc = popen_git(argv, env=env, stdin=0, stderr=ERR)
     sent = 0
     try:
-        out = piped(proc.stdout).fileno()
-        while chunk := os.read(out, OUT_CHUNK):
-            write_all(OUT, chunk)
-            sent += len(chunk)
+        sent = channel.splice_out(piped(proc.stdout).fileno())
     except OSError:
         proc.kill()  # the client went away
     finally:
