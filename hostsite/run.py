@@ -12,6 +12,7 @@ children with the message that names the variable.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from hostsite.processes import StartupError, Supervisor, celery_argv, wait_for_http, web_argv
@@ -149,6 +151,40 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
 
+    with _supervised(env) as sup:
+        try:
+            sup.start("web", web_argv(PY, BASE_DIR))
+            concurrency = env.get("CELERY_CONCURRENCY", "2")
+            sup.start(
+                "worker",
+                celery_argv(
+                    PY, "worker", "--concurrency", concurrency, "--hostname", f"worker-{os.getpid()}@%h"
+                ),
+            )
+            schedule = str(var_dir / "celerybeat-schedule")
+            sup.start("beat", celery_argv(PY, "beat", "--schedule", schedule, "--pidfile", ""))
+            if ssh is not None:
+                _start_ssh(sup, env, ssh)
+            port = env.get("PORT", "8000")
+            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+            try:
+                wait_for_http(url, watch=sup.children)
+            except StartupError as exc:
+                print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
+                return 1
+            ssh_line = f"\n  ssh: {ssh['url']}" if ssh is not None else ""
+            print(f"\nhostsite is running at {url}  (Ctrl-C stops it){ssh_line}\n", flush=True)
+            sup.run_forever()
+            return 0
+        except KeyboardInterrupt:
+            print("\nhostsite: stopping...", flush=True)
+            return 0
+
+
+@contextlib.contextmanager
+def _supervised(env: dict[str, str]) -> Iterator[Supervisor]:
+    """A supervisor whose children all stop, in order, when the block ends; SIGINT and SIGTERM
+    end it as KeyboardInterrupt."""
     sup = Supervisor(env=env, cwd=BASE_DIR, say=lambda text: print(f"hostsite: {text}", flush=True))
 
     def on_signal(signum, _frame):
@@ -157,30 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        sup.start("web", web_argv(PY, BASE_DIR))
-        concurrency = env.get("CELERY_CONCURRENCY", "2")
-        sup.start(
-            "worker",
-            celery_argv(PY, "worker", "--concurrency", concurrency, "--hostname", f"worker-{os.getpid()}@%h"),
-        )
-        schedule = str(var_dir / "celerybeat-schedule")
-        sup.start("beat", celery_argv(PY, "beat", "--schedule", schedule, "--pidfile", ""))
-        if ssh is not None:
-            _start_ssh(sup, env, ssh)
-        port = env.get("PORT", "8000")
-        url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-        try:
-            wait_for_http(url, watch=sup.children)
-        except StartupError as exc:
-            print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
-            return 1
-        ssh_line = f"\n  ssh: {ssh['url']}" if ssh is not None else ""
-        print(f"\nhostsite is running at {url}  (Ctrl-C stops it){ssh_line}\n", flush=True)
-        sup.run_forever()
-        return 0
-    except KeyboardInterrupt:
-        print("\nhostsite: stopping...", flush=True)
-        return 0
+        yield sup
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -193,24 +206,14 @@ def _run_ssh_only(env: dict[str, str], host: str) -> int:
     ssh = _prepare_ssh(env, host)
     if ssh is None:
         return 1
-    sup = Supervisor(env=env, cwd=BASE_DIR, say=lambda text: print(f"hostsite: {text}", flush=True))
-
-    def on_signal(signum, _frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    try:
-        _start_ssh(sup, env, ssh)
-        print(f"hostsite: ssh: {ssh['url']}", flush=True)
-        sup.run_forever()
-        return 0
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sup.stop(STOP_TIMEOUT)
+    with _supervised(env) as sup:
+        try:
+            _start_ssh(sup, env, ssh)
+            print(f"hostsite: ssh: {ssh['url']}", flush=True)
+            sup.run_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
 
 
 if __name__ == "__main__":
