@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -150,6 +151,41 @@ def test_gateway_survives_a_crashed_child_and_a_vanished_client(ssh_server):
 
     assert ssh_server.gateway.poll() is None
     assert report(ssh_server.ssh(key, "after"))["command"] == "after"
+
+
+def _children(pid: int) -> set[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return {int(p) for p in out.stdout.split()}
+
+
+def test_a_dead_spare_is_replaced_and_its_session_forked_at_once(ssh_server):
+    """The gateway keeps one warmed child waiting (sshgit.spares); if that child dies, the next
+    session is forked when it arrives, and a new spare is made after it."""
+    key = ssh_server.make_key("erin")
+    add_key(key, user=UserFactory())
+    assert report(ssh_server.ssh(key, "first"))["command"] == "first"
+    gateway = ssh_server.gateway.pid
+    for _ in range(100):  # an earlier test's session may still be ending
+        spares = _children(gateway)
+        if len(spares) == 1:
+            break
+        time.sleep(0.1)
+    assert len(spares) == 1, spares  # between sessions: the spare alone
+    (spare,) = spares
+    os.kill(spare, 9)
+    for _ in range(50):
+        if spare not in _children(gateway):
+            break
+        time.sleep(0.1)
+    got = report(ssh_server.ssh(key, "without a spare"))
+    assert got["command"] == "without a spare"
+    for _ in range(50):
+        replacement = _children(gateway) - {spare}
+        if replacement:
+            break
+        time.sleep(0.1)
+    assert len(replacement) == 1
+    assert report(ssh_server.ssh(key, "with the new spare"))["command"] == "with the new spare"
 
 
 def test_gateway_refuses_other_uids(ssh_server):
