@@ -33,6 +33,12 @@ IMAGE_PROXY_CACHE_SECONDS = env_int("IMAGE_PROXY_CACHE_SECONDS", 3600, minimum=0
 IMAGE_PROXY_CACHE_MAX_BYTES = env_int("IMAGE_PROXY_CACHE_MAX_KB", 1024, minimum=0) * 1024
 # Networks the proxy may reach although they are not public (development and tests only).
 IMAGE_PROXY_ALLOW_NETWORKS = env_list("IMAGE_PROXY_ALLOW_NETWORKS", [])
+# The site-wide search (search/; not a repository's own, SEARCH_TIMEOUT above): files of a
+# default branch larger than this are not indexed for code search; a query that runs longer than
+# SITE_SEARCH_TIMEOUT seconds is stopped and answered with a message.
+SITE_SEARCH_MAX_FILE_BYTES = env_int("SITE_SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
+SITE_SEARCH_TIMEOUT = env_int("SITE_SEARCH_TIMEOUT", 5, minimum=1, maximum=300)
+
 for _network in IMAGE_PROXY_ALLOW_NETWORKS:
     try:
         ipaddress.ip_network(_network, strict=False)

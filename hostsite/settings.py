@@ -309,7 +309,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 3 * WEB_EDIT_MAX_BYTES + 64 * 1024)
 REPOSITORY_DELETE_RETENTION_DAYS = env_int("REPOSITORY_DELETE_RETENTION_DAYS", 30, minimum=0)
 GIT_HTTP_TIMEOUT = env_int("GIT_HTTP_TIMEOUT", 3600, minimum=10)
 
-# Browsing: diff and file caps, blame and search limits, documents and the image proxy.
+# Settings kept in modules of their own, read from here: the REST API's; browsing and finding
+# (diff and file caps, blame and search limits, a repository's and the site-wide search's,
+# documents, the image proxy); git over SSH's (sshgit/).
+from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here
+    API_MAX_BODY,
+    API_MAX_JSON_DEPTH,
+    REST_FRAMEWORK,
+    SPECTACULAR_SETTINGS,
+)
 from hostsite.browse_settings import (  # noqa: E402, F401 - settings Django reads from here
     BLAME_TIMEOUT,
     BLOB_MAX_DISPLAY_BYTES,
@@ -327,30 +335,10 @@ from hostsite.browse_settings import (  # noqa: E402, F401 - settings Django rea
     IMAGE_PROXY_MAX_BYTES,
     IMAGE_PROXY_TIMEOUT,
     SEARCH_TIMEOUT,
+    SITE_SEARCH_MAX_FILE_BYTES,
+    SITE_SEARCH_TIMEOUT,
 )
-
-# --- search (search/) ----------------------------------------------------------------------------
-# The site-wide search (not a repository's own, SEARCH_TIMEOUT above): files of a default branch
-# larger than this are not indexed for code search; a query that runs longer than
-# SITE_SEARCH_TIMEOUT seconds is stopped and answered with a message.
-SITE_SEARCH_MAX_FILE_BYTES = env_int("SITE_SEARCH_MAX_FILE_KB", 1024, minimum=1) * 1024
-SITE_SEARCH_TIMEOUT = env_int("SITE_SEARCH_TIMEOUT", 5, minimum=1, maximum=300)
-
-# --- REST API (hostsite.api_settings) and git over SSH (sshgit/, hostsite.ssh_settings) -------
-from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads from here
-    API_MAX_BODY,
-    API_MAX_JSON_DEPTH,
-    REST_FRAMEWORK,
-    SPECTACULAR_SETTINGS,
-)
-from hostsite.ssh_settings import (  # noqa: E402, F401 - settings Django reads from here
-    SSH_HOST,
-    SSH_LISTEN,
-    SSH_PORT,
-    SSH_PUBLIC_PORT,
-    SSH_SYSTEM_SSHD,
-    SSH_USER,
-)
+from hostsite.ssh_settings import *  # noqa: E402, F403 - its __all__, the SSH_* settings
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,9 @@ import os
 
 from hostsite.env import env_bool, env_int, env_str
 
+# What hostsite.settings takes from here: the settings, not the helpers.
+__all__ = ["SSH_HOST", "SSH_LISTEN", "SSH_PORT", "SSH_PUBLIC_PORT", "SSH_SYSTEM_SSHD", "SSH_USER"]
+
 # sshd's port; 0: no SSH at all (no sshd, no SSH clone URLs).
 SSH_PORT = env_int("SSH_PORT", 2222, minimum=0, maximum=65535)
 # The address sshd listens on; unset: the web server's HOST.
