@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "notifications",
     "search",
     "sshgit",
+    "replication",
 ]
 
 # What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the
@@ -87,6 +88,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # On a replica: reads it cannot serve fresh, and every write, go to the primary.
+    "replication.middleware.ReplicaRoutingMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "repos.middleware.ContentSecurityPolicyMiddleware",
@@ -338,6 +341,7 @@ from hostsite.browse_settings import (  # noqa: E402, F401 - settings Django rea
     SITE_SEARCH_MAX_FILE_BYTES,
     SITE_SEARCH_TIMEOUT,
 )
+from hostsite.node_settings import *  # noqa: E402, F403 - nodes and replication (docs/operations.md)
 from hostsite.ssh_settings import *  # noqa: E402, F403 - its __all__, the SSH_* settings
 
 LOGGING = {

@@ -10,11 +10,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from repos import enqueue, signals
+from repos import changelog, enqueue, signals
 from repos.git import GitError, run_git
 from repos.gittools import is_ancestor
 from repos.hooks.updates import Update, is_zero
-from repos.models import Push, PushCommit, RefUpdate, Repository, Webhook
+from repos.models import ChangeKind, Push, PushCommit, RefUpdate, Repository, Webhook
 
 log = logging.getLogger(__name__)
 _LINE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (\S.{0,254})$")
@@ -95,6 +95,17 @@ def is_forced(path, old: str, new: str) -> bool:
         return True
 
 
+# The replication log's kind of a push, by the protocol it came in by.
+KIND_OF_PROTOCOL = {
+    "http": ChangeKind.PUSH,
+    "ssh": ChangeKind.PUSH,
+    "web": ChangeKind.WEB,
+    "api": ChangeKind.WEB,
+    "mirror": ChangeKind.MIRROR,
+    "import": ChangeKind.IMPORT,
+}
+
+
 def push_record(
     *,
     repo: Repository,
@@ -106,6 +117,7 @@ def push_record(
     list_commits: bool = True,
     spool_id: str | None = None,
     created_at: datetime | None = None,
+    kind: ChangeKind | None = None,
 ) -> Push | None:
     """Record one push, its ref updates and the commits it introduced, in one transaction;
     then enqueue the post-push work. `pusher` may be None with a `pusher_name` for the platform's
@@ -116,7 +128,10 @@ def push_record(
     A git push is recorded from its spool file (repos.push_spool), possibly more than once
     (the web process, then the replay task): with its `spool_id`, a second call returns the
     first call's push and does nothing else. `created_at` is when git took the push, which a
-    replay may record minutes later."""
+    replay may record minutes later.
+
+    The push is also the repository's next change in the replication log (repos.changelog),
+    appended in the same transaction; `kind` names it there (default: by the protocol)."""
     if not updates:
         return None
     if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
@@ -132,6 +147,7 @@ def push_record(
             list_commits=list_commits,
             spool_id=spool_id,
             created_at=created_at,
+            kind=kind or KIND_OF_PROTOCOL.get(protocol, ChangeKind.PUSH),
         )
     except IntegrityError:
         # Another process recorded the same spool file between the check above and the insert.
@@ -140,8 +156,13 @@ def push_record(
         raise
 
 
+def _summary(updates: list[Update]) -> str:
+    shown = ", ".join(u.ref for u in updates[:3])
+    return shown + (f" and {len(updates) - 3} more" if len(updates) > 3 else "")
+
+
 def _record(
-    *, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id, created_at
+    *, repo, pusher, updates, protocol, push_options, pusher_name, list_commits, spool_id, created_at, kind
 ) -> Push:
     username = getattr(pusher, "username", "") or ""
     try:
@@ -179,6 +200,7 @@ def _record(
         Repository.objects.filter(pk=repo.pk).update(
             pushes_since_maintenance=F("pushes_since_maintenance") + 1
         )
+        changelog.record(repo.pk, kind, push=push, actor=pusher, summary=_summary(updates))
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
         push_id, repo_id = push.pk, repo.pk
         if due:

@@ -31,3 +31,7 @@ mirror_status_changed = Signal()
 # state, previous_state ("" when the context is new). reviews tells a proposal's author of a
 # failing check and re-evaluates merge rules and auto-merge.
 commit_status_changed = Signal()
+
+# Sent after a change appended to the replication log commits (repos.changelog). kwargs:
+# change_id, repository_id, generation, kind, actor_id (None for the platform's own). replication sends each live replica its job.
+repository_changed = Signal()

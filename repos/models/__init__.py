@@ -3,6 +3,7 @@
 statuses (statuses)."""
 
 from repos.models.audit import AuditEntry
+from repos.models.changes import CONFIRMED_KINDS, ChangeKind, RepositoryChange
 from repos.models.core import (
     AccessToken,
     DailyTransfer,
@@ -26,8 +27,10 @@ from repos.models.sources import ImportState, Mirror, RefsMode, RepositoryImport
 from repos.models.statuses import CommitStatus, StatusState
 
 __all__ = [
+    "CONFIRMED_KINDS",
     "AccessToken",
     "AuditEntry",
+    "ChangeKind",
     "CommitStatus",
     "DailyTransfer",
     "DeliveryStatus",
@@ -42,6 +45,7 @@ __all__ = [
     "RefUpdate",
     "RefsMode",
     "Repository",
+    "RepositoryChange",
     "RepositoryImport",
     "RepositoryRedirect",
     "Role",

@@ -131,6 +131,9 @@ class Repository(models.Model):
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The number of its last change in the replication log (repos.changelog): a replica serves
+    # it fresh only while it holds this generation.
+    generation = models.BigIntegerField(default=0)
 
     class Meta:
         verbose_name_plural = "repositories"

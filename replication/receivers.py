@@ -1,0 +1,1 @@
+"""Signal receivers: the replication app reacts to the log (repos.signals.repository_changed)."""
