@@ -9,10 +9,10 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from repos import storage
+from repos import changelog, storage
 from repos.errors import Conflict, InvalidInput
 from repos.git import is_valid_refname
-from repos.models import Repository, RepositoryRedirect, User, Visibility
+from repos.models import ChangeKind, Repository, RepositoryRedirect, User, Visibility
 from repos.names import validate_repo_name
 
 
@@ -90,6 +90,11 @@ def repository_create(
             created_path = storage.create_repository_on_disk(
                 repo.pk, default_branch=default_branch, populate=populate
             )
+            # Its first change: a replica creates its copy (and fetches what `populate` put in).
+            change = changelog.record(
+                repo.pk, ChangeKind.CREATE, actor=owner, summary=f"created {repo.full_name}"
+            )
+            repo.generation = change.generation
     except IntegrityError:
         if created_path:
             storage.remove_repository_from_disk(created_path)

@@ -237,13 +237,15 @@ def finish(
     importer, protocol "import", so bundles, webhooks and the pushlog see it like any ref
     change), record the accepted legacy objects, point HEAD at the source's default branch, and
     say what happened."""
-    _record_refs(repo, pusher)
-    objectcheck_services.record_legacy(repo, result.messages, source="import")
     branch = plan.default_branch
     if branch and branch != repo.default_branch:
+        # Before the refs are recorded: the import's change in the replication log then
+        # includes HEAD, so a replica that fetches it points HEAD where the primary does.
         run_git(["symbolic-ref", "HEAD", f"refs/heads/{branch}"], repo=repo.disk_path)
         Repository.objects.filter(pk=repo.pk).update(default_branch=branch)
         repo.default_branch = branch
+    _record_refs(repo, pusher)
+    objectcheck_services.record_legacy(repo, result.messages, source="import")
     legacy = objectcheck_services.legacy_summary(repo)
     return ImportReport(
         source,

@@ -25,10 +25,10 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from repos import signals
+from repos import changelog, signals
 from repos.audit import Action, record_audit
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.models import Membership, Repository, RepositoryRedirect, Role, User
+from repos.models import ChangeKind, Membership, Repository, RepositoryRedirect, Role, User
 from repos.names import validate_repo_name
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,8 @@ def repository_soft_delete(*, repo: Repository, acting_user: User) -> Repository
     repo.deleted_by = acting_user
     repo.save(update_fields=["deleted_at", "deleted_by"])
     record_audit(actor=acting_user, action=Action.DELETE, repository=repo, target_user=repo.owner)
+    # No ref moves, but replicas stop serving it as the primary does.
+    changelog.record(repo.pk, ChangeKind.DELETE, actor=acting_user, summary=f"deleted {repo.full_name}")
     log.info("repository %s (%s) deleted by %s", repo.full_name, repo.pk, acting_user)
     repo_id = repo.pk
     transaction.on_commit(
@@ -66,6 +68,12 @@ def repository_restore(*, repo: Repository, acting_user: User) -> Repository:
     repo.deleted_by = None
     repo.save(update_fields=["deleted_at", "deleted_by"])
     record_audit(actor=acting_user, action=Action.RESTORE, repository=repo, target_user=repo.owner)
+    changelog.record(
+        repo.pk,
+        ChangeKind.UNDELETE,
+        actor=acting_user,
+        summary=f"restored {repo.full_name} after its deletion",
+    )
     log.info("repository %s (%s) restored by %s", repo.full_name, repo.pk, acting_user)
     return repo
 
@@ -98,7 +106,11 @@ def repository_purge(*, repo_id: int) -> bool:
             # aborts this purge and the next run retries.
             signals.repository_purging.send(sender=Repository, repository=repo)
             trashed = _trash(repo.disk_path)
+            full_name = repo.full_name
             repo.delete()
+            # After the row is gone (the log's rows outlive it; record continues its sequence
+            # from them): replicas remove their copy, and each must confirm it did.
+            changelog.record(repo_id, ChangeKind.PURGE_REPOSITORY, summary=f"purged {full_name} for good")
     except BaseException:
         if trashed is not None and not repo.disk_path.exists():
             os.rename(trashed, repo.disk_path)
@@ -160,6 +172,15 @@ def repository_move(
                 repository=repo,
                 target_user=old_owner,
                 detail={"from": f"{old_owner_name}/{old_name}", "to": repo.full_name},
+            )
+            # Database-only (the disk path is the id), but replicas answer at the new name
+            # only once they know of it.
+            changelog.record(
+                repo.pk,
+                ChangeKind.RENAME,
+                actor=acting_user,
+                summary=f"{'transferred' if transfer else 'renamed'} {old_owner_name}/{old_name} "
+                f"to {repo.full_name}",
             )
     except IntegrityError:
         raise Conflict(f"{new_owner.username}/{new_name} already exists.", code="name_taken") from None

@@ -17,13 +17,14 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from repos import locking
+from repos import changelog, locking
 from repos.git import run_git
 from repos.locking import repository_lock
-from repos.models import Repository
+from repos.models import ChangeKind, Repository
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,8 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
             path = repo.disk_path
             # Not while a merge or a cleanup moves refs (repos.locking); they wait for the repack.
             with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_TIMEOUT):
-                if needs_fresh_deltas(repo, path):
+                fresh = needs_fresh_deltas(repo, path)
+                if fresh:
                     _repack_fresh(repo, path)
                 else:
                     run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
@@ -55,6 +57,7 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
                 # every for-each-ref and `--branches --tags` walk (the Work view runs both)
                 # 40 ms more than packed.
                 run_git(["pack-refs", "--all"], repo=path)
+                _record(repo, "repacked" + (" with a fresh delta search" if fresh else "") + ", refs packed")
         except Exception:
             Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=None)
             raise
@@ -150,3 +153,11 @@ def repack_fresh(repo: Repository) -> None:
     path = repo.disk_path
     with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_IMPORT_TIMEOUT):
         _repack_fresh(repo, path)
+        _record(repo, "repacked with a fresh delta search")
+
+
+def _record(repo: Repository, summary: str) -> None:
+    """The repack is a change of the objects (no ref moves): replicas maintain their copy in
+    turn. Under the lock, so it is logged before any ref change that waited for the repack."""
+    with transaction.atomic():
+        changelog.record(repo.pk, ChangeKind.MAINTENANCE, summary=summary)

@@ -8,6 +8,10 @@ or a branch or tag name) and workspaces=0 (no pushes to workspaces). Without a r
 10 pushes. At most PAGE_MAX pushes per response, oldest first; version 2's lastpushid lets a
 client page on with startID.
 
+The pushlog is a view over the replication log (repos.changelog): a push is listed through
+its log row, and shows that row's `generation` (the repository's change number: a replica that
+holds it holds the push).
+
 Every exit of the pushlog (json-pushes, the Atom feed, the API, webhooks) shows a push as one
 viewer may see it (repos.visibility): ref updates on refs the viewer may not see, or to or
 from hidden objects, and commits that are hidden objects are left out, and a push left with
@@ -19,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.db.models import Max, Q, QuerySet
+from django.db.models import F, Max, Q, QuerySet
 
 from repos.git import run_git
 from repos.gittools import list_refs, text_refname
@@ -96,6 +100,14 @@ class PushFilter:
         return qs.exclude(pk__in=hidden) if hidden else qs
 
 
+def logged_pushes(repo: Repository) -> QuerySet[Push]:
+    """The repository's pushes as the replication log lists them, each annotated with its
+    `generation` (one join, no query per push)."""
+    return Push.objects.filter(repository=repo, change__isnull=False).annotate(
+        generation=F("change__generation")
+    )
+
+
 def _push_of(repo: Repository, sha: str, shown: PushFilter) -> int:
     """The id of the push that introduced this commit (a unique prefix is enough). Commits the
     viewer may not see are not there: unknown, not ambiguous."""
@@ -113,7 +125,7 @@ def _push_of(repo: Repository, sha: str, shown: PushFilter) -> int:
 
 def filter_pushes(repo: Repository, query: Query, shown: PushFilter) -> QuerySet[Push]:
     """The pushes the query's filters and ranges keep, in no order and uncapped."""
-    qs = shown.visible(Push.objects.filter(repository=repo))
+    qs = shown.visible(logged_pushes(repo))
     if not query.workspaces:
         qs = qs.filter(touches_workspace=False)
     if query.user:
@@ -245,8 +257,10 @@ def render(repo: Repository, query: Query, view: View = EVERYTHING) -> dict:
                 {"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced} for u in refs_by_push[push.pk]
             ],
             "workspace": push.touches_workspace,
+            # The repository's change number in the replication log (repos.changelog).
+            "generation": push.generation,  # type: ignore[attr-defined]  # logged_pushes annotates it
         }
     if query.version == 2:
-        last = Push.objects.filter(repository=repo).aggregate(m=Max("pk"))["m"] or 0
+        last = logged_pushes(repo).aggregate(m=Max("pk"))["m"] or 0
         return {"lastpushid": last, "pushes": entries}
     return entries

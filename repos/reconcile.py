@@ -30,7 +30,7 @@ from django.db.models.functions import RowNumber
 from repos import push_spool, pushes, sources
 from repos.gittools import ZERO_OID, text_ref_map, zero_like
 from repos.locking import RepositoryBusy, repository_lock
-from repos.models import Push, RefUpdate, Repository
+from repos.models import ChangeKind, Push, RefUpdate, Repository
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ def reconcile_repository(repo: Repository, *, settle: float = SETTLE_SECONDS) ->
                 protocol=PROTOCOL,
                 updates=updates,
                 list_commits=has_history,
+                kind=ChangeKind.RECONCILE,
             )
     except RepositoryBusy:
         return Reconciled("busy")

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from repos import creation, importing, signals, tokens
+from repos import changelog, creation, importing, signals, tokens
 from repos.audit import Action, record_audit
 from repos.creation import invalid_input, validate_branch
 from repos.creation import repository_check as repository_check  # callers check through services
@@ -19,6 +19,7 @@ from repos.errors import Conflict, InvalidInput
 from repos.git import run_git
 from repos.models import (
     AccessToken,
+    ChangeKind,
     Membership,
     Repository,
     Role,
@@ -164,11 +165,20 @@ def repository_update(
                 )
             )
         repo.visibility = visibility
+    head_moved = False
     if default_branch is not None and default_branch != repo.default_branch:
         validate_branch(default_branch)
         run_git(["symbolic-ref", "HEAD", f"refs/heads/{default_branch}"], repo=repo.disk_path)
         repo.default_branch = default_branch
+        head_moved = True
     repo.save()
+    if head_moved:
+        # HEAD is a ref: a replica's clones must start on the same branch as the primary's.
+        # After the save, which writes the generation this instance was read with.
+        change = changelog.record(
+            repo.pk, ChangeKind.WEB, actor=actor, summary=f"default branch set to {default_branch}"
+        )
+        repo.generation = change.generation
     return repo
 
 

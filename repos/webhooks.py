@@ -114,10 +114,18 @@ def payload_for(push: Push, view: View | None = None) -> dict | None:
             "user": push.pusher_name,
             "date": int(push.created_at.timestamp()),
             "workspace": push.touches_workspace,
+            # The repository's change number in the replication log (repos.changelog).
+            "generation": _generation(push),
             "refs": [{"ref": u.ref, "old": u.old, "new": u.new, "forced": u.forced} for u in refs],
             "changesets": shas,
         },
     }
+
+
+def _generation(push: Push) -> int | None:
+    # Every recorded push has its log row; getattr's default covers one that was never logged.
+    change = getattr(push, "change", None)
+    return change.generation if change is not None else None
 
 
 def _body(payload: dict) -> str:
@@ -126,7 +134,7 @@ def _body(payload: dict) -> str:
 
 def deliveries_for_push(push_id: int) -> list[int]:
     """Create one pending delivery per active webhook that wants this push; return their ids."""
-    push = Push.objects.select_related("repository__owner").filter(pk=push_id).first()
+    push = Push.objects.select_related("repository__owner", "change").filter(pk=push_id).first()
     if push is None:
         return []
     hooks = Webhook.objects.filter(repository=push.repository, active=True)
@@ -148,7 +156,7 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
     The body is built now, from the push as it may be seen now; a push with nothing left to
     show is not sent, and the delivery fails for good (WITHHELD)."""
     hook = delivery.webhook
-    push = Push.objects.select_related("repository__owner").filter(pk=delivery.push_id).first()  # type: ignore[misc]
+    push = Push.objects.select_related("repository__owner", "change").filter(pk=delivery.push_id).first()  # type: ignore[misc]
     if push is not None:
         payload = payload_for(push)
         if payload is None:

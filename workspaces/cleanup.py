@@ -22,11 +22,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from repos import changelog
 from repos.errors import Conflict, Forbidden, InvalidInput
 from repos.git import GitError, is_valid_refname
 from repos.gittools import RefTransaction, RefTransactionFailed, is_zero, ref_exists
 from repos.locking import repository_lock
-from repos.models import Push, Repository, Role
+from repos.models import ChangeKind, Push, Repository, Role
 from repos.selectors import role_for
 from workspaces.landing import Landed, find_landed, index_push
 from workspaces.models import ArchivedRef, PatchId
@@ -117,6 +118,14 @@ def archive_landed(
     ]
     with transaction.atomic():
         created = ArchivedRef.objects.bulk_create(rows)
+        if created:
+            changelog.record(
+                repo.pk,
+                ChangeKind.CLEANUP,
+                actor=rows[0].deleted_by,
+                summary=f"archived {len(created)} workspace ref(s) {what[done[0].how]} {branch}{where}: "
+                + ", ".join(row.ref for row in created[:3]),
+            )
         for row in created:
             transaction.on_commit(
                 functools.partial(
@@ -172,9 +181,13 @@ def restore(archived: ArchivedRef, *, user, name: str | None = None) -> str:
         )
         if not ok:
             raise Conflict(f"{ref} exists (or the archive moved): restore it under another name")
-        ArchivedRef.objects.filter(pk=archived.pk).update(
-            state=ArchivedRef.State.RESTORED, restored_at=timezone.now(), restored_by=user, ref=ref
-        )
+        with transaction.atomic():
+            ArchivedRef.objects.filter(pk=archived.pk).update(
+                state=ArchivedRef.State.RESTORED, restored_at=timezone.now(), restored_by=user, ref=ref
+            )
+            changelog.record(
+                repo.pk, ChangeKind.RESTORE, actor=user, summary=f"restored {ref} from {archived.archive_ref}"
+            )
     return ref
 
 
@@ -190,6 +203,13 @@ def expire_due(now=None) -> int:
             path = row.repository.disk_path
             gone = _applied(RefTransaction(path).delete(row.archive_ref, old=row.sha))
             if gone or not ref_exists(path, row.archive_ref):
-                ArchivedRef.objects.filter(pk=row.pk).update(state=ArchivedRef.State.EXPIRED)
+                with transaction.atomic():
+                    ArchivedRef.objects.filter(pk=row.pk).update(state=ArchivedRef.State.EXPIRED)
+                    if gone:  # an archive ref already missing changed nothing now
+                        changelog.record(
+                            row.repository_id,
+                            ChangeKind.CLEANUP,
+                            summary=f"expired {row.archive_ref} (archived {row.ref})",
+                        )
                 expired += 1
     return expired

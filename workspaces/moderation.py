@@ -33,10 +33,11 @@ from typing import Any
 from django.db import transaction
 from django.dispatch import Signal
 
+from repos import changelog
 from repos.errors import Conflict, Forbidden
 from repos.git import run_git
 from repos.locking import repository_lock
-from repos.models import AuditEntry, Repository
+from repos.models import AuditEntry, ChangeKind, Repository
 from workspaces.access.hiding import TAKEDOWN
 from workspaces.models import FLAGS, ArchivedRef, ModerationAction, Workspace
 
@@ -122,6 +123,17 @@ def _change_flags(
             ):
                 closed += list(result or [])
         moved = _move_refs(repo, *move) if move else {}
+        if moved:
+            # Only a take-down or its lifting moves refs; freeze and hide change no ref (the
+            # replicas read those flags from the database): they append nothing to the log.
+            down = bool(flags.get("taken_down"))
+            changelog.record(
+                repo.pk,
+                ChangeKind.TAKEDOWN if down else ChangeKind.MODERATION,
+                actor=actor,
+                summary=f"{len(moved)} ref(s) of {user.username}'s workspace moved "
+                f"{'out of reach by a take-down' if down else 'back after its take-down'}",
+            )
         for name, value in flags.items():
             setattr(ws, name, value)
         # An explicit freeze or unfreeze is the moderator's; a later unban leaves it alone.
@@ -285,6 +297,9 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
             ArchivedRef.objects.filter(
                 repository=repo, username=name, state=ArchivedRef.State.ARCHIVED
             ).update(state=ArchivedRef.State.EXPIRED)
+            # Logged even with no ref left: the prune below drops what earlier deletions left
+            # unreachable, and every replica must do the same and confirm it.
+            changelog.record(repo.pk, ChangeKind.PURGE, actor=acting_user, summary=_purged(name, refs))
             # The flags stay: a taken-down workspace stays closed to pushes after its purge.
             entry = audit(
                 acting_user,
@@ -314,3 +329,18 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
         run_git(["prune", "--expire=now"], repo=path, timeout=3600)
         run_git(["commit-graph", "write", "--reachable"], repo=path)
     return entry
+
+
+def _purged(name: str, refs: dict[str, str]) -> str:
+    kinds = [
+        f"{sum(ref.startswith(prefix) for ref in refs)} {label}"
+        for prefix, label in (
+            (f"refs/users/{name}/", "workspace"),
+            (f"{TAKEDOWN}{name}/", "taken-down"),
+            (f"refs/archive/{name}/", "archived"),
+        )
+    ]
+    return (
+        f"purged {name}'s refs ({', '.join(kinds)}) and the objects only they reached; "
+        "reflogs expired, unreachable objects pruned"
+    )

@@ -8,7 +8,6 @@ from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
 from repos import pushlog, pushlog_query
-from repos.models import Push
 from repos.views import repo_or_404
 from repos.visibility import view_for
 
@@ -42,9 +41,7 @@ def pushlog_atom(request, owner: str, name: str):
     )
     shown = pushlog.PushFilter(repo, view_for(repo, request.user))
     pushes = (
-        shown.visible(Push.objects.filter(repository=repo))
-        .order_by("-pk")
-        .prefetch_related("ref_updates", "commits")
+        shown.visible(pushlog.logged_pushes(repo)).order_by("-pk").prefetch_related("ref_updates", "commits")
     )
     for push in pushes[:FEED_ITEMS]:
         # A rewritten ref is never shown as an ordinary update.
@@ -53,7 +50,7 @@ def pushlog_atom(request, owner: str, name: str):
         )
         shas = shown.shas([c.sha for c in push.commits.all()])
         feed.add_item(
-            title=f"Push {push.pk} by {push.pusher_name}: {refs}",
+            title=f"Push {push.pk} (generation {push.generation}) by {push.pusher_name}: {refs}",  # type: ignore[attr-defined]  # annotated
             link=f"{link}/json-pushes?startID={push.pk - 1}&endID={push.pk}",
             description=f"{len(shas)} new commit(s) to {refs}\n" + "\n".join(shas[:50]),
             unique_id=f"{link}/pushlog/{push.pk}",

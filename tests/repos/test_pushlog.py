@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from repos.models import Push, PushCommit
+from repos.models import Push, PushCommit, RepositoryChange
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -51,10 +51,12 @@ def get(world, query: str = "", path: str = "json-pushes"):
 
 
 def assert_push_shape(entry, documented):
-    # Every documented key is present with the documented type; hostsite adds refs/workspace.
+    # Every documented key is present with the documented type; hostsite adds refs/workspace
+    # and the push's generation in the replication log.
     for key, value in documented.items():
         assert isinstance(entry[key], type(value)), key
-    assert set(entry) == set(documented) | {"refs", "workspace"}
+    assert set(entry) == set(documented) | {"refs", "workspace", "generation"}
+    assert isinstance(entry["generation"], int) and entry["generation"] >= 1
 
 
 @pytest.fixture
@@ -175,6 +177,12 @@ def test_page_size_is_bounded(world, history, settings):
     repo_pushes = Push.objects.filter(repository=world.repo)
     first = repo_pushes.first()
     Push.objects.bulk_create([Push(repository=world.repo, pusher_name="bot") for _ in range(600)])
+    # The pushlog lists pushes through the replication log: each gets its row, as push_record does.
+    after = world.repo.changes.order_by("-generation").first().generation
+    RepositoryChange.objects.bulk_create(
+        RepositoryChange(repository=world.repo, generation=after + i, kind="push", push=push)
+        for i, push in enumerate(repo_pushes.filter(change__isnull=True).order_by("pk"), 1)
+    )
     _, body, _ = get(world, f"version=2&startID={first.pk}")
     assert len(body["pushes"]) == 500
     assert body["lastpushid"] == repo_pushes.order_by("-pk").first().pk
