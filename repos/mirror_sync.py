@@ -22,7 +22,7 @@ from repos.fetching import FetchFailed, Progress
 from repos.git import GitError
 from repos.gittools import ZERO_OID, RefTransaction, text_ref_map, zero_like
 from repos.locking import repository_lock
-from repos.models import Mirror, Repository
+from repos.models import ChangeKind, Mirror, Repository
 
 log = logging.getLogger(__name__)
 HEADS, TAGS = "refs/heads/", "refs/tags/"
@@ -131,4 +131,4 @@ def _follow_default_branch(repo: Repository, upstream_head: str | None, refs: di
     a mirror set up on a new repository, or an upstream that renamed master to main."""
     if f"{HEADS}{repo.default_branch}" in refs or not upstream_head or f"{HEADS}{upstream_head}" not in refs:
         return
-    services.repository_update(repo=repo, default_branch=upstream_head)
+    services.repository_update(repo=repo, default_branch=upstream_head, change_kind=ChangeKind.MIRROR)

@@ -137,9 +137,11 @@ def repository_update(
     visibility: str | None = None,
     default_branch: str | None = None,
     actor: User | None = None,
+    change_kind: ChangeKind = ChangeKind.WEB,
 ) -> Repository:
     """Change a repository's settings. A visibility change by a person (`actor`: an admin or
-    staff, through a page or the API) is audited; the operator's commands pass none."""
+    staff, through a page or the API) is audited; the operator's commands pass none. A new
+    default branch moves HEAD: a change in the replication log, of `change_kind`."""
     if description is not None:
         if len(description) > 350:
             raise InvalidInput(
@@ -176,7 +178,7 @@ def repository_update(
         # HEAD is a ref: a replica's clones must start on the same branch as the primary's.
         # After the save, which writes the generation this instance was read with.
         change = changelog.record(
-            repo.pk, ChangeKind.WEB, actor=actor, summary=f"default branch set to {default_branch}"
+            repo.pk, change_kind, actor=actor, summary=f"default branch set to {default_branch}"
         )
         repo.generation = change.generation
     return repo
