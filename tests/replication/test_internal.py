@@ -112,3 +112,12 @@ def test_on_a_replica_the_route_is_404(repo, git_runs, settings):
     response = Client().get(_refs_url(repo), HTTP_AUTHORIZATION=f"Bearer {internal.fetch_token('r1')}")
     assert response.status_code == 404
     assert git_runs == []
+
+
+def test_no_user_can_be_named_like_the_internal_route():
+    from django.core.exceptions import ValidationError
+
+    from repos.names import validate_username
+
+    with pytest.raises(ValidationError):
+        validate_username("_replication")

@@ -166,3 +166,15 @@ def _fetch_processes(copy: Path) -> list[int]:
             for child in Path(f"/proc/{entry.name}/task").glob("*/children"):
                 found += [int(pid) for pid in child.read_text().split()]
     return found
+
+
+def test_an_empty_repository_is_copied_too(live_server_url, make_replica):
+    from repos import services
+    from tests.factories import UserFactory
+
+    repo = services.repository_create(owner=UserFactory(username="nadia"), name="empty")
+    record(repo.pk)
+    replica = make_replica()
+    assert replica.sync(repo.pk) == FETCHED
+    assert replica.refs(repo.pk) == {}
+    fsck(replica.path(repo.pk))
