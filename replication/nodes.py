@@ -23,7 +23,7 @@ from pathlib import Path
 
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from replication.models import Node, NodeRole, ReplicaState
@@ -190,6 +190,7 @@ class Heartbeat(threading.Thread):
             except Exception:
                 log.exception("node heartbeat failed")
             self.stopped.wait(self.interval)
+        connection.close()
 
     def stop(self) -> None:
         self.stopped.set()
