@@ -1,9 +1,9 @@
 """What /status, /status.json and `manage.py node status` show: the site's nodes and how far
 each replica is behind the log.
 
-Every figure is a bounded number of queries whatever the number of repositories: one
-aggregate per replica (its current/behind/missing counts and its lag), one for its latest
-sync errors, and two for the pending confirmations. A site has a handful of nodes, so a query
+Every figure is a bounded number of queries whatever the number of repositories: three
+aggregates per replica (its current, behind and missing counts and its lag), two for its
+latest sync errors, and five for the pending confirmations. A site has a handful of nodes, so a query
 per node is cheap; a query per repository (10,000 of them) would not be.
 """
 
@@ -13,8 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, IntegerField, Min, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
 from replication.models import ChangeConfirmation, Node, NodeRole, ReplicaState
@@ -22,9 +21,6 @@ from repos.models import Repository, RepositoryChange
 
 ERRORS_SHOWN = 20
 PENDING_SHOWN = 50
-# What a replica holds of a repository it has no ReplicaState for: less than any generation,
-# so "missing" and "behind" are told apart in one pass.
-NOTHING = -1
 
 
 @dataclass
@@ -114,39 +110,41 @@ def live_replicas() -> list[Node]:
     return list(counted_replicas().filter(last_seen_at__gte=since).order_by("name"))
 
 
-def _held(node: Node):
-    return Coalesce(
-        Subquery(ReplicaState.objects.filter(node=node, repository=OuterRef("pk")).values("generation")[:1]),
-        Value(NOTHING),
-        output_field=IntegerField(),
+def _waiting_since(repository, generation):
+    """The created_at of a repository's change number `generation` (expressions), found by
+    the unique (repository, generation) index: the first change a replica lacks is the one
+    right after what it holds, and its age is how long that repository has been waiting."""
+    return Subquery(
+        RepositoryChange.objects.filter(repository=repository, generation=generation)
+        .order_by()
+        .values("created_at")[:1]
     )
 
 
 def replica_figures(node: Node, now: datetime | None = None) -> ReplicaFigures:
     now = now or timezone.now()
-    # The first change a replica lacks of a repository is the one right after what it holds
-    # (generation 1 when it holds nothing): its created_at, looked up by the unique
-    # (repository, generation) index, is how long that repository has been waiting.
-    first_lacking = RepositoryChange.objects.filter(
-        repository=OuterRef("pk"), generation=Greatest(OuterRef("held"), Value(0)) + 1
-    ).values("created_at")[:1]
-    figures = (
-        Repository.objects.annotate(held=_held(node))
-        .annotate(waiting_since=Subquery(first_lacking))
-        .aggregate(
-            current=Count("pk", filter=Q(held__gte=F("generation"))),
-            behind=Count("pk", filter=Q(held__gte=0, held__lt=F("generation"))),
-            missing=Count("pk", filter=Q(held=NOTHING)),
-            oldest=Min("waiting_since", filter=Q(held__lt=F("generation"))),
-        )
+    # Three aggregates, each a plan PostgreSQL runs as a join or an anti-join over the indexes:
+    # what the replica holds (current or behind), the oldest change it lacks where it holds a
+    # copy, and the repositories it holds none of (their first change is what they wait for).
+    states = ReplicaState.objects.filter(node=node)
+    held = states.aggregate(
+        current=Count("pk", filter=Q(generation__gte=F("repository__generation"))),
+        behind=Count("pk", filter=Q(generation__lt=F("repository__generation"))),
     )
+    behind_since = states.filter(generation__lt=F("repository__generation")).aggregate(
+        oldest=Min(_waiting_since(OuterRef("repository_id"), OuterRef("generation") + 1))
+    )["oldest"]
+    missing = Repository.objects.filter(
+        ~Exists(ReplicaState.objects.filter(node=node, repository=OuterRef("pk")))
+    ).aggregate(count=Count("pk"), oldest=Min(_waiting_since(OuterRef("pk"), Value(1))))
+    waiting = [when for when in (behind_since, missing["oldest"]) if when is not None]
+    oldest = min(waiting) if waiting else None
     errors = ReplicaState.objects.filter(node=node).exclude(error="")
     latest = list(errors.select_related("repository__owner").order_by("-synced_at", "-pk")[:ERRORS_SHOWN])
-    oldest = figures["oldest"]
     return ReplicaFigures(
-        current=figures["current"],
-        behind=figures["behind"],
-        missing=figures["missing"],
+        current=held["current"],
+        behind=held["behind"],
+        missing=missing["count"],
         lag_seconds=round((now - oldest).total_seconds(), 1) if oldest else None,
         errors_count=errors.count(),
         errors=[
