@@ -3,8 +3,8 @@ each replica is behind the log.
 
 Every figure is a bounded number of queries whatever the number of repositories: three
 aggregates per replica (its current, behind and missing counts and its lag), two for its
-latest sync errors, and five for the pending confirmations. A site has a handful of nodes, so a query
-per node is cheap; a query per repository (10,000 of them) would not be.
+latest sync errors, and five for the pending confirmations. A site has a handful of nodes, so
+a query per node is cheap; a query per repository (10,000 of them) would not be.
 """
 
 from __future__ import annotations
