@@ -20,5 +20,7 @@ urlpatterns = [
     path("", include("sshgit.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
+    # Before repos, for the same reason: the replicas' internal fetch route.
+    path("", include("replication.urls")),
     path("", include("repos.urls")),
 ]
