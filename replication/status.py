@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, F, Min, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
+from replication import nodes as site_nodes
 from replication.models import ChangeConfirmation, Node, NodeRole, ReplicaState
 from repos.models import Repository, RepositoryChange
 
@@ -98,18 +99,6 @@ def is_up(node: Node, now: datetime | None = None) -> bool:
     return node.last_seen_at >= now - timedelta(seconds=settings.NODE_DOWN_SECONDS)
 
 
-def counted_replicas():
-    """Replicas whose confirmations are awaited: registered and not retired, up or down (a
-    down replica still holds the content until it confirms)."""
-    return Node.objects.filter(role=NodeRole.REPLICA, retired_at__isnull=True)
-
-
-def live_replicas() -> list[Node]:
-    """Replicas that take jobs now: not retired and seen within NODE_DOWN_SECONDS."""
-    since = timezone.now() - timedelta(seconds=settings.NODE_DOWN_SECONDS)
-    return list(counted_replicas().filter(last_seen_at__gte=since).order_by("name"))
-
-
 def _waiting_since(repository, generation):
     """The created_at of a repository's change number `generation` (expressions), found by
     the unique (repository, generation) index: the first change a replica lacks is the one
@@ -168,7 +157,7 @@ def pending_changes(limit: int = PENDING_SHOWN) -> tuple[int, list[PendingChange
     total = pending.count()
     if not changes:
         return total, []
-    counted = list(counted_replicas().order_by("name").values_list("pk", "name"))
+    counted = list(site_nodes.registered_replicas().order_by("name").values_list("pk", "name"))
     confirmed: dict[int, set[int]] = {}
     for change_id, node_id in ChangeConfirmation.objects.filter(change__in=changes).values_list(
         "change_id", "node_id"

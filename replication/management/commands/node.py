@@ -15,6 +15,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Valu
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from replication import nodes as site_nodes
 from replication import status
 from replication.models import Node, NodeRole, ReplicaState
 from replication.queues import replica_queue
@@ -120,7 +121,9 @@ class Command(SubcommandCommand):
                 if node.retired_at is not None:
                     raise CommandError(f"{node.name} is retired: `node unretire {node.name}` first")
         else:
-            targets = status.live_replicas()
+            # Now, not the process's cached answer of a second ago.
+            site_nodes.forget_live_replicas()
+            targets = sorted(site_nodes.live_replicas(), key=lambda node: node.name)
             if not targets:
                 raise CommandError("no live replica (none seen recently); name one with --node")
         from replication.tasks import sync_repository
@@ -215,7 +218,7 @@ class Command(SubcommandCommand):
 def complete_confirmed_changes() -> int:
     """Complete every pending change that each counted (registered, not retired) replica has
     confirmed: after a retirement, the ones only that node was still awaited for."""
-    counted = status.counted_replicas()
+    counted = site_nodes.registered_replicas()
     needed = counted.count()
     pending = (
         RepositoryChange.objects.filter(needs_confirmation=True, completed_at__isnull=True)
