@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/v1/", include("workspaces.moderation_api_urls")),
     path("api/v1/", include("search.api_urls")),
     path("api/v1/", include("sshgit.api_urls")),
+    path("", include("replication.status_urls")),
     path("", include("workspaces.urls")),
     path("", include("workspaces.moderation_urls")),
     path("", include("reviews.urls")),

@@ -54,6 +54,8 @@ RESERVED_NAMES = frozenset(
         "site",
         "static",
         "staff",
+        "status",
+        "status.json",
         "system",
         "user",
         "users",

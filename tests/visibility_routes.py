@@ -210,6 +210,8 @@ PUBLIC_ROUTES: dict[str, Public] = {
     ),
     "workspace-exports": Public("/settings/workspace-exports"),
     "moderation": Public("/moderation"),
+    "replication-status": Public("/status"),
+    "replication-status-json": Public("/status.json"),
     "bundle-object": Public(
         None,
         "content-addressed bundle files; private ones need the repository's "
