@@ -32,13 +32,13 @@ def record(
         raise RuntimeError("changelog.record must run inside the transaction that records the change")
     kind = ChangeKind(kind)
     Repository.objects.filter(pk=repository_id).update(generation=F("generation") + 1)
-    counted = Repository.objects.filter(pk=repository_id).values_list("generation", flat=True).first()
-    # The log is the truth: a purge runs after its row is gone, and a full save() of an instance
-    # read before a change writes an older generation back. Either way, continue from the log.
-    last = RepositoryChange.objects.filter(repository_id=repository_id).aggregate(m=Max("generation"))["m"]
-    generation = max(counted or 0, (last or 0) + 1)
-    if counted is not None and counted != generation:
-        Repository.objects.filter(pk=repository_id).update(generation=generation)
+    generation = Repository.objects.filter(pk=repository_id).values_list("generation", flat=True).first()
+    if generation is None:
+        # Only a repository's purge runs after its row is gone: continue from the log.
+        last = RepositoryChange.objects.filter(repository_id=repository_id).aggregate(m=Max("generation"))[
+            "m"
+        ]
+        generation = (last or 0) + 1
     confirmed = kind in CONFIRMED_KINDS
     change = RepositoryChange.objects.create(
         repository_id=repository_id,

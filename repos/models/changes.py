@@ -2,9 +2,10 @@
 repository (its generation), written in the transaction that records the change.
 
 Replicas (the replication app) follow it: a replica that holds generation N of a repository
-holds every change up to the N-th. Pushes of every kind (git, web merges and edits, cleanup,
-restores, mirror syncs, imports) are rows with their Push, so the pushlog is the log's push
-rows; the rest (moderation, purge, maintenance, create, rename, delete) have none.
+holds every change up to the N-th. What is recorded as a push (git pushes, web merges and
+edits, refs removed by admins, mirror syncs, imports, reconciled refs) is a row with its Push, so
+the pushlog is the log's push rows (repos.pushlog.logged_pushes); the rest (cleanup, restores,
+moderation, purges, maintenance, create, rename, delete) have none.
 """
 
 from __future__ import annotations

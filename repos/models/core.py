@@ -145,6 +145,16 @@ class Repository(models.Model):
     def __str__(self) -> str:
         return self.full_name
 
+    def save(self, *args, **kwargs) -> None:
+        # The generation belongs to repos.changelog, which moves it by `UPDATE ... + 1` in each
+        # change's transaction: a full save of an instance read before a change must not write
+        # the older number back.
+        if not self._state.adding and self.pk is not None and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name for f in self._meta.concrete_fields if not f.primary_key and f.name != "generation"
+            ]
+        super().save(*args, **kwargs)
+
     @property
     def full_name(self) -> str:
         return f"{self.owner.username}/{self.name}"

@@ -105,12 +105,13 @@ def test_a_rolled_back_push_appends_nothing(repo, owner):
     assert not Push.objects.filter(repository=repo).exists()
 
 
-def test_changes_are_numbered_on_even_after_a_stale_instance_is_saved(repo, owner):
+def test_a_stale_instance_saved_keeps_the_generation(repo, owner):
     stale = Repository.objects.get(pk=repo.pk)
     pushed(repo, owner)
     stale.description = "saved with the generation it was read with"
-    stale.save()  # writes generation 1 back over 2
-    assert row_generation(repo.pk) == 1
+    stale.save()  # a full save: every field but the generation
+    assert row_generation(repo.pk) == last_generation(repo.pk) == 2
+    assert Repository.objects.get(pk=repo.pk).description == stale.description
     with one_change(repo.pk, "push"):
         pushed(repo, owner)
     assert row_generation(repo.pk) == last_generation(repo.pk) == 3
