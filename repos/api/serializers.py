@@ -187,6 +187,8 @@ class PushSerializer(serializers.Serializer):
     user = serializers.CharField(source="pusher_name")
     date = serializers.DateTimeField(source="created_at")
     workspace = serializers.BooleanField(source="touches_workspace")
+    # The push's number in the repository's replication log (repos.changelog).
+    generation = serializers.IntegerField(read_only=True)
     refs = serializers.SerializerMethodField()
     commits = serializers.SerializerMethodField()
 

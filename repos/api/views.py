@@ -31,7 +31,7 @@ from repos.api.serializers import (
     WebhookSerializer,
 )
 from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
-from repos.models import AccessToken, Push, RefsMode, Role, Webhook
+from repos.models import AccessToken, RefsMode, Role, Webhook
 from repos.visibility import view_for
 
 AUTHENTICATED = [Authenticated, TokenScope]
@@ -311,7 +311,7 @@ class PushListView(generics.GenericAPIView):
         repo = repo_or_404(request, owner, name)
         shown = pushlog.PushFilter(repo, view_for(repo, request.user))
         qs = (
-            shown.visible(Push.objects.filter(repository=repo))
+            shown.visible(pushlog.logged_pushes(repo))
             .order_by("-pk")
             .prefetch_related("ref_updates", "commits")
         )
@@ -328,9 +328,8 @@ class PushDetailView(APIView):
         shown = pushlog.PushFilter(repo, view_for(repo, request.user))
         # A push with nothing the viewer may see answers as one that was never recorded.
         push = get_object_or_404(
-            shown.visible(Push.objects.prefetch_related("ref_updates", "commits")),
+            shown.visible(pushlog.logged_pushes(repo).prefetch_related("ref_updates", "commits")),
             pk=push_id,
-            repository=repo,
         )
         return Response(_shown_push(shown, PushSerializer(push).data))
 

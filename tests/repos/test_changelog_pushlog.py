@@ -53,6 +53,11 @@ def test_every_exit_shows_the_generation(scene):
     shown = dict(re.findall(r'id="push-(\d+)".*?generation (\d+)</span>', html, flags=re.S))
     assert {int(pk): int(g) for pk, g in shown.items()} == expected
 
+    api = Client().get("/api/v1/repos/olga/proj/pushes").json()
+    assert {row["id"]: row["generation"] for row in api["results"]} == expected
+    last = scene.pushes[-1].pk
+    assert Client().get(f"/api/v1/repos/olga/proj/pushes/{last}").json()["generation"] == 5
+
     feed = Client().get("/olga/proj/pushlog.atom").content
     ns = {"a": "http://www.w3.org/2005/Atom"}
     titles = [e.findtext("a:title", namespaces=ns) for e in ET.fromstring(feed).findall("a:entry", ns)]  # noqa: S314 - our own feed
