@@ -72,8 +72,10 @@ def _mark_payload(node: str, client: str, method: str, path: str) -> str:
 
 
 def sign_mark(client: str, method: str, path: str) -> str:
+    """`<timestamp>:<signature>` of the mark: the signed values travel in their own headers
+    and the request line, so the primary signs what it received, never what it was told."""
     payload = _mark_payload(settings.HOSTSITE_NODE, client, method, path)
-    return signing.TimestampSigner(salt=_SALT).sign(payload)
+    return signing.TimestampSigner(salt=_SALT).sign(payload)[len(payload) + 1 :]
 
 
 def verified_mark(request) -> tuple[str, str] | None:
@@ -85,11 +87,10 @@ def verified_mark(request) -> tuple[str, str] | None:
     signature = request.META.get("HTTP_X_HOSTSITE_FORWARDED_SIGNATURE", "")
     if not (node and signature):
         return None
+    payload = _mark_payload(node, client, request.method, request.get_full_path())
     try:
-        payload = signing.TimestampSigner(salt=_SALT).unsign(signature, max_age=MARK_MAX_AGE)
+        signing.TimestampSigner(salt=_SALT).unsign(f"{payload}:{signature}", max_age=MARK_MAX_AGE)
     except signing.BadSignature:
-        return None
-    if payload != _mark_payload(node, client, request.method, request.get_full_path()):
         return None
     return node, client
 

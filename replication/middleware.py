@@ -75,7 +75,10 @@ class ReplicaRoutingMiddleware:
         if decision.route is Route.PUSH:
             if not forward.primary_available():
                 return forward.unavailable_response(request, git=True)
-            return _PushRedirect(settings.PRIMARY_PUBLIC_URL + request.get_full_path())
+            location = settings.PRIMARY_PUBLIC_URL + request.get_full_path()
+            response = _PushRedirect(location, content_type="text/plain; charset=utf-8")
+            response.content = f"This node is a read-only replica: push to {location}\n".encode()
+            return response
         stale_copy = False
         if decision.route is Route.REPOSITORY:
             holding = freshness.holding(decision.owner, decision.name)
