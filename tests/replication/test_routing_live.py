@@ -251,3 +251,20 @@ def test_api_write_through_the_replica(routing_nodes, project):
     )
     assert status == 200 and headers["X-Hostsite-Node"] == "p1", body
     assert Repository.objects.get(owner=alice.user, name="api-made").description == "patched"
+
+
+def test_work_graph_on_the_replica_follows_its_copy(routing_nodes, project, git_home):
+    """showwork caches graphs under a token the primary replaces when refs move; the replica's
+    own cache never sees that, so its key follows the generation the replica holds."""
+    repo, work, alice = project["repo"], project["work"], project["owner"]
+    replica = Browser(routing_nodes.replica_url)
+    status, before, headers = replica.request("GET", f"/{repo.full_name}/work.txt")
+    assert status == 200 and headers["X-Hostsite-Node"] == "r1", before
+    git(git_home, "checkout", "--quiet", "-b", "topic-on-primary", cwd=work)
+    _commit(git_home, work, "topic")
+    url = _url(routing_nodes.primary_url, alice, repo)
+    git(git_home, "push", "--quiet", url, "topic-on-primary", cwd=work)
+    sync(routing_nodes, repo)
+    status, after, headers = replica.request("GET", f"/{repo.full_name}/work.txt")
+    assert status == 200 and headers["X-Hostsite-Node"] == "r1"
+    assert "topic-on-primary" not in before and "topic-on-primary" in after, after

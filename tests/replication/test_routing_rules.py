@@ -265,3 +265,23 @@ def test_write_marks_follow_the_log_upwards_only():
     _change(repo)  # the platform's own change: nobody's write
     assert WriteMark.objects.get(user=alice, repository=repo).generation == generation
     marks.record_write(alice.pk, 10**9, 1)  # a repository gone already: nothing, no error
+
+
+def test_work_graph_keys_follow_the_generation_held(held, settings):
+    from showwork.cache import graph_key
+
+    repo, state, alice = held
+
+    def key():
+        return graph_key(repo, viewer=alice, user=None, branch=None, since=None, cap=10, now=0)
+
+    on_replica = key()
+    repo.generation += 1  # the primary's row moved on; this replica's copy did not
+    assert key() == on_replica
+    state.generation = repo.generation
+    state.save()
+    assert key() != on_replica
+    settings.HOSTSITE_ROLE = "primary"
+    on_primary = key()
+    repo.generation += 1
+    assert key() != on_primary
