@@ -44,10 +44,12 @@ PROBE_PATH = "/favicon.ico"
 RETRY_AFTER = 30
 UNAVAILABLE = "read-only: the primary is unavailable; try again shortly"
 
-# Hop-by-hop headers (RFC 9110 7.6.1) are the connection's, not the message's.
+# Hop-by-hop headers (RFC 9110 7.6.1) are the connection's, not the message's; and Expect,
+# which this node's server has already answered for its client.
 HOP_BY_HOP = frozenset(
     {
         "connection",
+        "expect",
         "keep-alive",
         "proxy-authenticate",
         "proxy-authorization",

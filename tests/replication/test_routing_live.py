@@ -268,3 +268,33 @@ def test_work_graph_on_the_replica_follows_its_copy(routing_nodes, project, git_
     status, after, headers = replica.request("GET", f"/{repo.full_name}/work.txt")
     assert status == 200 and headers["X-Hostsite-Node"] == "r1"
     assert "topic-on-primary" not in before and "topic-on-primary" in after, after
+
+
+def _pkt(line: str) -> bytes:
+    return f"{len(line) + 4:04x}{line}".encode()
+
+
+def test_a_chunked_git_request_is_streamed_to_the_primary(routing_nodes, project, git_home):
+    """git sends a large fetch request chunked (past http.postBuffer): the replica passes it
+    on chunked as it arrives, and the pack comes back from the primary."""
+    import http.client
+
+    repo, work = project["repo"], project["work"]
+    second = _commit(git_home, work, "second")
+    git(
+        git_home, "push", "--quiet", _url(routing_nodes.primary_url, project["owner"], repo), "main", cwd=work
+    )
+    age_changes(repo, MAX_LAG * 2)
+    body = _pkt(f"want {second} ofs-delta\n") + b"0000" + _pkt("done\n")
+    host, port = routing_nodes.replica_url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    conn.putrequest("POST", f"/{repo.full_name}.git/git-upload-pack")
+    conn.putheader("Content-Type", "application/x-git-upload-pack-request")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders(message_body=iter([body[:7], body[7:]]), encode_chunked=True)
+    response = conn.getresponse()
+    payload = response.read()
+    conn.close()
+    assert response.status == 200 and response.getheader("X-Hostsite-Node") == "p1"
+    assert response.getheader("Content-Type") == "application/x-git-upload-pack-result"
+    assert payload.startswith(b"0008NAK\n") and b"PACK" in payload
