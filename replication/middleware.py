@@ -24,8 +24,8 @@ STALE_HEADER = "X-Hostsite-Stale"
 
 
 class _PushRedirect(HttpResponseRedirect):
-    # git follows a 307 and keeps the method and body; HttpResponseRedirect's default scheme
-    # list allows http and https only, which is what PRIMARY_PUBLIC_URL may be.
+    # 307, not 302: a client repeats the same method and body where it is sent (a POST of
+    # git-receive-pack stays one), and git moves the rest of the push to the new base URL.
     status_code = 307
 
 
