@@ -83,15 +83,13 @@ def holding(owner: str, name: str) -> Holding | None:
     and the generation of it this node holds. None: no such repository (renamed, perhaps: the
     primary answers with its redirect)."""
     state = ReplicaState.objects.filter(node__name=settings.HOSTSITE_NODE, repository_id=OuterRef("pk"))
-    row = (
+    rows = (
         Repository.objects.filter(owner__username__iexact=owner, name__iexact=name)
         .annotate(held=Subquery(state.values("generation")[:1]))
-        .values_list("pk", "generation", "held")
-        .first()
+        .order_by()  # one row at most (unique, case-insensitively): nothing to sort
+        .values_list("pk", "generation", "held")[:1]
     )
-    if row is None:
-        return None
-    return Holding(*row)
+    return next((Holding(*row) for row in rows), None)
 
 
 def _mark_filter(reader: Reader) -> dict:
@@ -106,6 +104,11 @@ def has_copy(repository: Holding) -> bool:
     """Whether this node holds some generation of it: a row, and the disk agrees (a wiped disk
     is not yet re-synced)."""
     return repository.held is not None and storage.repository_path(repository.repository_id).is_dir()
+
+
+def is_current(repository: Holding) -> bool:
+    """Held at the primary's generation: served to anyone, whoever they are (no need to ask)."""
+    return repository.held == repository.generation and has_copy(repository)
 
 
 def serves_locally(repository: Holding, reader: Reader) -> bool:

@@ -4,6 +4,13 @@ and forwards every write, and every read it cannot answer fresh, to the primary.
 Every node names itself in `X-Hostsite-Node` on every response (a forwarded one keeps the
 primary's), so a client or a test can tell who answered. On the primary, that and the
 forwarded-request mark are all this does, without a query.
+
+git and the 307 of a push: git follows it for the advertisement and sends the push itself to
+the primary. After a redirect git asks for the credentials of the URL it was sent to, so
+credentials written into the replica's URL are not carried over: a credential helper that
+knows the primary's URL (or the same host name for both) is needed. A client that will not
+follow redirects (`-c http.followRedirects=false`) fails with "remote: This node is a
+read-only replica: push to <primary URL>" and "The requested URL returned error: 307".
 """
 
 from __future__ import annotations
@@ -82,7 +89,11 @@ class ReplicaRoutingMiddleware:
         stale_copy = False
         if decision.route is Route.REPOSITORY:
             holding = freshness.holding(decision.owner, decision.name)
-            if holding is not None and freshness.serves_locally(holding, freshness.reader_of(request)):
+            # Who is reading only matters behind the primary: a current copy loads no session.
+            if holding is not None and (
+                freshness.is_current(holding)
+                or freshness.serves_locally(holding, freshness.reader_of(request))
+            ):
                 return self.get_response(request)
             stale_copy = holding is not None and freshness.has_copy(holding)
         return self._forward(request, stale_copy=stale_copy)

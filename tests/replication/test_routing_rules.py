@@ -285,3 +285,26 @@ def test_work_graph_keys_follow_the_generation_held(held, settings):
     on_primary = key()
     repo.generation += 1
     assert key() != on_primary
+
+
+def test_a_read_costs_the_replica_two_queries_at_most(held, django_assert_num_queries):
+    """Current copy: one query, and the session is not even loaded. Behind: the session (which
+    the view reuses), then the two of freshness."""
+    repo, _, alice = held
+    session = SessionStore()
+    session["_auth_user_id"] = str(alice.pk)
+    session.create()
+    echo = Echo()
+    path = f"/{repo.full_name}"
+
+    def read():
+        request = rf.get(path)
+        request.session = SessionStore(session.session_key)
+        return ReplicaRoutingMiddleware(echo)(request)
+
+    with django_assert_num_queries(1):
+        assert read()["X-Hostsite-Node"] == "r1"
+    _change(repo, age=1)
+    with django_assert_num_queries(3):
+        read()
+    assert echo.calls == 2
