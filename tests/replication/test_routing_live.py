@@ -298,3 +298,24 @@ def test_a_chunked_git_request_is_streamed_to_the_primary(routing_nodes, project
     assert response.status == 200 and response.getheader("X-Hostsite-Node") == "p1"
     assert response.getheader("Content-Type") == "application/x-git-upload-pack-result"
     assert payload.startswith(b"0008NAK\n") and b"PACK" in payload
+
+
+def test_a_forwarded_request_reaching_a_replica_goes_no_further(routing_nodes, project, settings):
+    """A replica that gets a request a node forwarded (PRIMARY_URL naming a replica) answers
+    508 itself instead of forwarding it round a circle."""
+    from replication import forward
+
+    settings.HOSTSITE_NODE = "r9"  # signed as another replica would (the nodes share the key)
+    signature = forward.sign_mark("203.0.113.7", "POST", "/new")
+    headers = {
+        "X-Hostsite-Forwarded-By": "r9",
+        "X-Hostsite-Forwarded-For": "203.0.113.7",
+        "X-Hostsite-Forwarded-Signature": signature,
+    }
+    status, body, response = Browser(routing_nodes.replica_url).request("POST", "/new", b"", headers)
+    assert status == 508 and response["X-Hostsite-Node"] == "r1", body
+    assert "check PRIMARY_URL" in body
+    # The same mark, forged for another address, is nobody's: forwarded as the client's own.
+    headers["X-Hostsite-Forwarded-For"] = "198.51.100.1"
+    status, _, response = Browser(routing_nodes.replica_url).request("POST", "/new", b"", headers)
+    assert response["X-Hostsite-Node"] == "p1" and status in (302, 403)
