@@ -62,6 +62,9 @@ HOP_BY_HOP = frozenset(
     }
 )
 
+# Written by this node's own server on every answer: the primary's would come twice.
+SERVER_HEADERS = frozenset({"date", "server"})
+
 
 class PrimaryUnavailable(Exception):
     pass
@@ -262,7 +265,7 @@ def _response(conn: http.client.HTTPConnection, upstream: http.client.HTTPRespon
     del response["Content-Type"]
     for name, value in upstream.getheaders():
         lower = name.lower()
-        if lower in HOP_BY_HOP:
+        if lower in HOP_BY_HOP or lower in SERVER_HEADERS:
             continue
         if lower == "set-cookie":
             # Several Set-Cookie headers cannot share one header slot: Django writes each

@@ -212,6 +212,9 @@ def test_web_form_through_the_replica_lands_on_the_primary(routing_nodes, projec
     assert headers["X-Hostsite-Node"] == "p1"
     repo.refresh_from_db()
     assert repo.description == "edited through r1"
+    # The primary's cookie (its "Settings saved." message) reaches the browser.
+    assert "messages" in {cookie.name for cookie in web.jar}
+    assert len(headers.get_all("Date")) == 1
 
     # Without the CSRF token the primary refuses it, as it would directly.
     status, _, headers = web.request("POST", "/new", {"name": "no-token", "visibility": "public"})
