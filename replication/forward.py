@@ -78,8 +78,8 @@ def _mark_payload(node: str, client: str, method: str, path: str) -> str:
 
 
 def sign_mark(client: str, method: str, path: str) -> str:
-    """`<timestamp>:<signature>` of the mark: the signed values travel in their own headers
-    and the request line, so the primary signs what it received, never what it was told."""
+    """`<timestamp>:<signature>` of the mark. The signed values themselves travel in their own
+    headers and the request line: the primary checks the signature against what it received."""
     payload = _mark_payload(settings.HOSTSITE_NODE, client, method, path)
     return signing.TimestampSigner(salt=_SALT).sign(payload)[len(payload) + 1 :]
 
