@@ -14,6 +14,7 @@ __all__ = [
     "HOSTSITE_ROLE",
     "NODE_DOWN_SECONDS",
     "NODE_HEARTBEAT_SECONDS",
+    "NODE_URL",
     "PRIMARY_PUBLIC_URL",
     "PRIMARY_URL",
     "REPLICATION_ACK_TIMEOUT_SECONDS",
@@ -51,6 +52,8 @@ if HOSTSITE_ROLE not in ROLES:
 PRIMARY_URL = env_str("PRIMARY_URL", "").rstrip("/")
 if HOSTSITE_ROLE == "replica" and not PRIMARY_URL:
     raise NodeSettingsError("a replica needs PRIMARY_URL, the primary's internal URL")
+# This node's own internal URL, as PRIMARY_URL names the primary's: shown on the node's row.
+NODE_URL = env_str("NODE_URL", "").rstrip("/")
 # Where a replica sends git clients that push (307): the primary as clients reach it.
 PRIMARY_PUBLIC_URL = (env_str("PRIMARY_PUBLIC_URL", "") or PRIMARY_URL).rstrip("/")
 # An anonymous read is served by a replica whose copy is this many seconds behind at most;

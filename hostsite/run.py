@@ -1,6 +1,7 @@
 """`make run`: migrate, seed the demo, then run the web server, one Celery worker and beat (and,
 unless SSH_PORT=0, the SSH gateway and sshd), and restart any of them that dies (with backoff)
-while the others carry on. `python -m hostsite.run --ssh-only` runs just the SSH pair (the
+while the others carry on. HOSTSITE_ROLE=replica runs a replica instead: the web server and a
+worker on the node's own queue only (`_run_replica`). `python -m hostsite.run --ssh-only` runs just the SSH pair (the
 container's `ssh` service).
 
 Every child runs in its own process group (hostsite.processes), so one Ctrl-C reaches only
@@ -140,6 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     if ssh_only:
         return _run_ssh_only(env, host)
     try:
+        from hostsite import node_settings
+    except ValueError as exc:  # NodeSettingsError: the message names the variable
+        print(f"hostsite: {exc}", flush=True)
+        return 2
+    if node_settings.HOSTSITE_ROLE == "replica":
+        return _run_replica(env, host, node_settings.HOSTSITE_NODE, node_settings.PRIMARY_PUBLIC_URL)
+    try:
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "collectstatic", "--noinput", "-v", "0")
         _manage(env, "seed_demo")
@@ -174,6 +182,61 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             ssh_line = f"\n  ssh: {ssh['url']}" if ssh is not None else ""
             print(f"\nhostsite is running at {url}  (Ctrl-C stops it){ssh_line}\n", flush=True)
+            sup.run_forever()
+            return 0
+        except KeyboardInterrupt:
+            print("\nhostsite: stopping...", flush=True)
+            return 0
+
+
+def _run_replica(env: dict[str, str], host: str, node: str, primary_public_url: str) -> int:
+    """A replica: the web server and a worker consuming only this node's queue. No beat (it
+    runs once per site, on the primary: a second would enqueue every periodic job twice), no
+    demo seeding or push replay (writes are the primary's), and no sshd (pushes go to the
+    primary). The primary migrates the shared database; a replica only checks it is."""
+    from replication.queues import replica_queue
+
+    queue = replica_queue(node)
+    if not env.get("REPO_ROOT"):
+        # Its own copies, never the primary's directory, even when both share VAR_DIR.
+        env["REPO_ROOT"] = str(Path(env["VAR_DIR"]) / "replicas" / node)
+    print(f"hostsite: replica {node}: copies in {env['REPO_ROOT']}, jobs from queue {queue}", flush=True)
+    try:
+        _manage(env, "migrate", "--check", "-v", "0")
+    except subprocess.CalledProcessError:
+        print("hostsite: the database is not migrated: start the primary first (it migrates it)", flush=True)
+        return 1
+    try:
+        _manage(env, "collectstatic", "--noinput", "-v", "0")
+    except subprocess.CalledProcessError as exc:
+        return exc.returncode or 1
+    if env.get("SSH_PORT", "") != "0":
+        print(
+            f"hostsite: no git over SSH on a replica: pushes go to the primary ({primary_public_url})",
+            flush=True,
+        )
+    with _supervised(env) as sup:
+        try:
+            sup.start("web", web_argv(PY, BASE_DIR))
+            concurrency = env.get("CELERY_CONCURRENCY", "2")
+            worker = (
+                "worker",
+                "--concurrency",
+                concurrency,
+                "-Q",
+                queue,
+                "--hostname",
+                f"{node}-{os.getpid()}@%h",
+            )
+            sup.start("worker", celery_argv(PY, *worker))
+            port = env.get("PORT", "8000")
+            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+            try:
+                wait_for_http(url, watch=sup.children)
+            except StartupError as exc:
+                print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
+                return 1
+            print(f"\nhostsite is running at {url} as replica {node}  (Ctrl-C stops it)\n", flush=True)
             sup.run_forever()
             return 0
         except KeyboardInterrupt:

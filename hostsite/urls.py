@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/v1/", include("workspaces.moderation_api_urls")),
     path("api/v1/", include("search.api_urls")),
     path("api/v1/", include("sshgit.api_urls")),
+    path("", include("replication.status_urls")),
     path("", include("workspaces.urls")),
     path("", include("workspaces.moderation_urls")),
     path("", include("reviews.urls")),
@@ -19,5 +20,7 @@ urlpatterns = [
     path("", include("sshgit.urls")),
     # Before repos: its `<owner>/<name>.git/<rest>` catch-all would take the bundle list.
     path("", include("bundles.urls")),
+    # Before repos, for the same reason: the replicas' internal fetch route.
+    path("", include("replication.urls")),
     path("", include("repos.urls")),
 ]

@@ -47,14 +47,9 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
             with repository_lock(repo.pk, purpose="maintenance", timeout=settings.GIT_TIMEOUT):
                 if needs_fresh_deltas(repo, path):
                     _repack_fresh(repo, path)
+                    pack_refs(path)
                 else:
-                    run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
-                    run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
-                # What git's gc does: loose refs into packed-refs (reftable: tables compacted).
-                # Pushes and fetches leave one file per ref; 2,000 tags and branches loose cost
-                # every for-each-ref and `--branches --tags` walk (the Work view runs both)
-                # 40 ms more than packed.
-                run_git(["pack-refs", "--all"], repo=path)
+                    repack(path)
         except Exception:
             Repository.objects.filter(pk=repo.pk).update(maintenance_claimed_at=None)
             raise
@@ -66,6 +61,40 @@ def maintain_repository(repo: Repository) -> MaintenanceResult:
         )
     log.info("maintained %s (%s)", repo.full_name, path)
     return MaintenanceResult(True)
+
+
+def repack(path) -> None:
+    """The repack of a maintenance run, on any copy of a repository (a replica repacks its own
+    when the primary's maintenance is in the log)."""
+    run_git(["repack", "-a", "-d", "-b", "--cruft", "--quiet"], repo=path)
+    run_git(["commit-graph", "write", "--reachable", "--changed-paths"], repo=path)
+    pack_refs(path)
+
+
+def pack_refs(path) -> None:
+    # What git's gc does: loose refs into packed-refs (reftable: tables compacted). Pushes
+    # and fetches leave one file per ref; 2,000 tags and branches loose cost every
+    # for-each-ref and `--branches --tags` walk (the Work view runs both) 40 ms more than
+    # packed.
+    run_git(["pack-refs", "--all"], repo=path)
+
+
+def remove_unreachable_objects(path) -> None:
+    """Drop what no ref reaches any more, for good: a purge's object removal, on the primary
+    (workspaces.moderation) and on every replica (replication.sync).
+
+    `reflog expire --expire-unreachable=now --all` drops reflog entries no longer reachable
+    from their ref's tip (a branch that once pointed at purged work), which would otherwise
+    keep the objects; the repack then drops unreachable objects at once
+    (`--cruft-expiration=now`), and `prune` any loose ones."""
+    run_git(["reflog", "expire", "--expire-unreachable=now", "--all"], repo=path)
+    run_git(
+        ["repack", "-a", "-d", "-b", "--cruft", "--cruft-expiration=now", "--quiet"],
+        repo=path,
+        timeout=3600,
+    )
+    run_git(["prune", "--expire=now"], repo=path, timeout=3600)
+    run_git(["commit-graph", "write", "--reachable"], repo=path)
 
 
 def repositories_due_for_maintenance():

@@ -19,12 +19,22 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import advertisement, gitaccess, objectcheck, pktline, push_spool, pushes, sideband, transfers
+from repos import (
+    advertisement,
+    gitaccess,
+    objectcheck,
+    pktline,
+    push_spool,
+    pushes,
+    sideband,
+    signals,
+    transfers,
+)
 from repos.git import popen_git
 from repos.gitaccess import GitClient, GitRequest
 from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
 from repos.gitstream import NO_CACHE_HEADERS, Feeder, GitProcessResponse
-from repos.models import Repository
+from repos.models import Push, Repository, RepositoryChange
 from repos.objectcheck_services import record_legacy
 from repos.requestbody import prepare_body, request_wants
 
@@ -189,7 +199,9 @@ def rpc(
         def before_end() -> bytes:
             # Whatever post-receive spooled did happen: record it while the client still
             # listens, so it can be told if the record has to wait for the replay.
-            return b"" if recording.attempt() else f"{push_spool.DELAYED_MESSAGE}\n".encode()
+            if not recording.attempt():
+                return f"{push_spool.DELAYED_MESSAGE}\n".encode()
+            return _acknowledging(repo, recording.push)
 
         def on_exit(returncode: int, sent: int) -> None:
             # Also when the client left before the end: the push happened all the same. A
@@ -240,6 +252,21 @@ def rpc(
         relay=relay,
         before_end=before_end,
     )
+
+
+def _acknowledging(repo: Repository, push) -> bytes:
+    """What the push_acknowledging receivers have to say (they may hold the acknowledgement:
+    replication's REPLICATION_MIN_ACKS), as lines for the client. Nothing is asked when no
+    acknowledgement is awaited."""
+    if push is None or not settings.REPLICATION_MIN_ACKS:
+        return b""
+    generation = RepositoryChange.objects.filter(push=push).values_list("generation", flat=True).first()
+    if generation is None:
+        return b""
+    replies = signals.push_acknowledging.send_robust(
+        sender=Push, repository_id=repo.pk, generation=generation
+    )
+    return "".join(f"{reply}\n" for _receiver, reply in replies if isinstance(reply, str) and reply).encode()
 
 
 def _record_legacy(repo: Repository, messages) -> None:

@@ -33,8 +33,22 @@ SECRETS = {
     "MINIO_ROOT_PASSWORD": "sentinel-minio-password-9a40",
 }
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|ROOT_USER|DATABASE_URL|BROKER_URL")
-EXPECTED_SERVICES = {"postgres", "redis", "minio", "minio-setup", "migrate", "web", "worker", "beat", "ssh"}
-APP_SERVICES = ("web", "worker", "beat")
+EXPECTED_SERVICES = {
+    "postgres",
+    "redis",
+    "minio",
+    "minio-setup",
+    "migrate",
+    "web",
+    "worker",
+    "beat",
+    "ssh",
+    "replica",
+    "replica-worker",
+}
+APP_SERVICES = ("web", "worker", "beat", "replica", "replica-worker")
+PRIMARY_SERVICES = ("web", "worker", "beat", "ssh")
+REPLICA_SERVICES = ("replica", "replica-worker")
 
 
 def _compose_command() -> tuple[list[str] | None, str]:
@@ -177,7 +191,7 @@ def test_app_services_wait_for_backing_services_and_migrations(config):
     for name in ("postgres", "redis", "minio"):
         assert services[name].get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
     images = {services[name].get("image") for name in ("migrate", *APP_SERVICES)}
-    assert len(images) == 1, f"migrate, web, worker and beat should run one image: {images}"
+    assert len(images) == 1, f"migrate and the application services should run one image: {images}"
 
 
 def test_web_publishes_port_and_listens_on_all_interfaces(config):
@@ -208,6 +222,68 @@ def test_ssh_service_runs_gateway_and_sshd_beside_web(config):
     )
     depends = {dep: spec.get("condition") for dep, spec in ssh.get("depends_on", {}).items()}
     assert depends.get("migrate") == "service_completed_successfully", depends
+
+
+def test_primary_services_are_one_node(config):
+    """web, worker, beat and ssh are the primary: one node name (a container's own host name
+    would make each a node of its own), and "web" is an allowed host for the replicas'
+    internal requests to http://web:8000."""
+    services = config["services"]
+    envs = [services[name]["environment"] for name in PRIMARY_SERVICES]
+    assert {env["HOSTSITE_ROLE"] for env in envs} == {"primary"}
+    assert len({env["HOSTSITE_NODE"] for env in envs}) == 1, [env["HOSTSITE_NODE"] for env in envs]
+    assert all("PRIMARY_URL" not in env for env in envs)
+    assert "web" in services["web"]["environment"]["ALLOWED_HOSTS"].split(",")
+
+
+def test_replica_node(config):
+    """A replica web server and a worker on its own queue: the primary's database, broker,
+    bundle storage and key; its own repositories; no beat, no ssh."""
+    from replication.queues import replica_queue
+
+    services = config["services"]
+    web = services["web"]
+    replica, worker = services["replica"], services["replica-worker"]
+    primary_node = web["environment"]["HOSTSITE_NODE"]
+    for service in (replica, worker):
+        env = service["environment"]
+        assert service["image"] == web["image"]
+        assert env["HOSTSITE_ROLE"] == "replica"
+        assert env["HOSTSITE_NODE"] == "replica1" != primary_node
+        assert env["PRIMARY_URL"] == f"http://web:{web['environment']['PORT']}"
+        assert env["PRIMARY_PUBLIC_URL"] and "//web:" not in env["PRIMARY_PUBLIC_URL"], (
+            "git clients are redirected to the public URL, not the internal one"
+        )
+        for shared in (
+            "SECRET_KEY",
+            "DATABASE_URL",
+            "CELERY_BROKER_URL",
+            "BUNDLE_STORAGE_URL",
+            "S3_ENDPOINT_URL",
+            "AWS_ACCESS_KEY_ID",
+            "REPO_ROOT",
+        ):
+            assert env[shared] == web["environment"][shared], shared
+        depends = {dep: spec.get("condition") for dep, spec in service.get("depends_on", {}).items()}
+        assert depends.get("migrate") == "service_completed_successfully", depends
+    repo_root = replica["environment"]["REPO_ROOT"]
+    source = _volume_source(replica, repo_root)
+    assert source and source == _volume_source(worker, repo_root), "replica and its worker share copies"
+    assert source != _volume_source(web, repo_root), "a replica keeps its own copies"
+    assert source in config.get("volumes", {})
+    var_dir = replica["environment"]["VAR_DIR"]
+    assert _volume_source(replica, var_dir) not in {None, _volume_source(web, var_dir)}
+    assert replica["command"] == web["command"]
+    queue = replica_queue(worker["environment"]["HOSTSITE_NODE"])
+    command = worker["command"]
+    assert command[:4] == ["celery", "-A", "hostsite", "worker"]
+    assert command[command.index("-Q") + 1] == queue, "the replica's worker consumes its own queue only"
+    commands = [" ".join(s.get("command") or []) for s in config["services"].values()]
+    assert sum(" beat" in c for c in commands) == 1, "exactly one beat per site"
+    web_ports = {str(p.get("published")) for p in web.get("ports", [])}
+    replica_ports = {str(p.get("published")) for p in replica.get("ports", [])}
+    assert replica_ports and not replica_ports & web_ports
+    assert any(str(p.get("target")) == replica["environment"]["PORT"] for p in replica["ports"])
 
 
 def test_no_service_has_a_hard_coded_secret(config):

@@ -35,13 +35,14 @@ REMOVED = {
 
 
 class MakeRun:
-    def __init__(self, var_dir: Path, log: Path):
+    def __init__(self, var_dir: Path, log: Path, extra_env: dict[str, str] | None = None):
         self.port = live.free_port()
         self.ssh_port = live.free_port()
         self.marker = f"HOSTSITE_SMOKE_{uuid.uuid4().hex}"
         env = {k: v for k, v in os.environ.items() if k not in REMOVED}
         env.update({"VAR_DIR": str(var_dir), "HOST": "127.0.0.1", "PORT": str(self.port), self.marker: "1"})
         env.update({"SSH_PORT": str(self.ssh_port), "SSH_LISTEN": "127.0.0.1"})
+        env.update(extra_env or {})
         self.log_path = log
         self.log_file = open(log, "wb")  # noqa: SIM115 - closed in wait()
         # A session of its own, like a terminal's foreground job: killpg reaches make and
@@ -209,4 +210,46 @@ def test_make_run_restarts_a_killed_worker(tmp_path):
     finally:
         os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C still stops everything
         run.wait()
+    assert_nothing_left(run)
+
+
+def test_make_run_as_a_replica(tmp_path):
+    """HOSTSITE_ROLE=replica beside a primary sharing VAR_DIR (database, broker, key, bundles):
+    the web server and a worker consuming only `replica-<node>`; no beat, no sshd, no seeding;
+    its copies in a directory of its own."""
+    var_dir = tmp_path / "var"
+    primary = MakeRun(var_dir, tmp_path / "primary.log", {"HOSTSITE_NODE": "p1"})
+    primary.wait_ready()
+    replica = MakeRun(
+        var_dir,
+        tmp_path / "replica.log",
+        {"HOSTSITE_ROLE": "replica", "HOSTSITE_NODE": "r1", "PRIMARY_URL": primary.url},
+    )
+    try:
+        replica.wait_ready()
+        out = replica.output()
+        assert f"hostsite is running at {replica.url} as replica r1" in out
+        assert f"no git over SSH on a replica: pushes go to the primary ({primary.url.rstrip('/')})" in out
+        assert f"copies in {var_dir / 'replicas' / 'r1'}" in out
+        assert "password '" not in out, "a replica seeds nothing"
+        with urllib.request.urlopen(replica.url, timeout=10) as resp:
+            assert "hello-hostsite" in resp.read().decode(), "the shared database's repositories"
+        commands = [_cmdline(pid) for pid in live.processes_with_marker(replica.marker)]
+        workers = [c for c in commands if "celery -A hostsite worker" in c]
+        assert workers and all("-Q replica-r1 " in c for c in workers), commands
+        assert not [c for c in commands if " beat " in c or "sshd" in c or "ssh_gateway" in c], commands
+        assert any("gunicorn" in c for c in commands), commands
+    finally:
+        os.killpg(replica.proc.pid, signal.SIGINT)
+        replica.wait()
+        os.killpg(primary.proc.pid, signal.SIGINT)
+        primary.wait()
+    assert_nothing_left(replica)
+    assert_nothing_left(primary)
+
+
+def test_make_run_replica_needs_the_primary_url(tmp_path):
+    run = MakeRun(tmp_path / "var", tmp_path / "run.log", {"HOSTSITE_ROLE": "replica"})
+    assert run.wait(120) != 0
+    assert "hostsite: a replica needs PRIMARY_URL" in run.output()
     assert_nothing_left(run)

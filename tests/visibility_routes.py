@@ -178,6 +178,9 @@ OWNED_ROUTES: dict[str, Owned] = {
     "workspace-export-download": Owned("GET", "/settings/workspace-exports/download/{export}"),
     "api-workspace-export": Owned("GET", "/api/v1/user/workspace-exports/{export}"),
     "api-workspace-export-download": Owned("GET", "/api/v1/user/workspace-exports/{export}/download"),
+    # The replicas' internal fetch: 404 to everyone without the replication token, the
+    # repository's owner included (tests/replication/test_internal.py).
+    "replication-upload-pack": Owned("POST", "/_replication/{repo_id}.git/git-upload-pack"),
 }
 
 # Everyone may open these; a private repository must not show up in them.
@@ -207,6 +210,8 @@ PUBLIC_ROUTES: dict[str, Public] = {
     ),
     "workspace-exports": Public("/settings/workspace-exports"),
     "moderation": Public("/moderation"),
+    "replication-status": Public("/status"),
+    "replication-status-json": Public("/status.json"),
     "bundle-object": Public(
         None,
         "content-addressed bundle files; private ones need the repository's "
@@ -214,6 +219,11 @@ PUBLIC_ROUTES: dict[str, Public] = {
     ),
     "image-proxy": Public(
         "/_img/00/00", "third-party images only, by signed URL: tests/repos/test_imageproxy.py"
+    ),
+    "replication-info-refs": Public(
+        None,
+        "internal: 404 to everyone, owners included, without the replication token: "
+        "tests/replication/test_internal.py",
     ),
     "api-schema": Public("/api/v1/schema/"),
     "api-docs": Public("/api/v1/docs/"),

@@ -36,6 +36,7 @@ from django.dispatch import Signal
 from repos.errors import Conflict, Forbidden
 from repos.git import run_git
 from repos.locking import repository_lock
+from repos.maintenance import remove_unreachable_objects
 from repos.models import AuditEntry, Repository
 from workspaces.access.hiding import TAKEDOWN
 from workspaces.models import FLAGS, ArchivedRef, ModerationAction, Workspace
@@ -305,12 +306,5 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
             _moderated_later(repo, user, ModerationAction.PURGE)
         # Outside the transaction (a repack can take minutes; the database must not wait), still
         # under the lock, so no merge or cleanup moves refs meanwhile.
-        run_git(["reflog", "expire", "--expire-unreachable=now", "--all"], repo=path)
-        run_git(
-            ["repack", "-a", "-d", "-b", "--cruft", "--cruft-expiration=now", "--quiet"],
-            repo=path,
-            timeout=3600,
-        )
-        run_git(["prune", "--expire=now"], repo=path, timeout=3600)
-        run_git(["commit-graph", "write", "--reachable"], repo=path)
+        remove_unreachable_objects(path)
     return entry

@@ -1,0 +1,207 @@
+"""This node's row, its heartbeat, and which replicas are live.
+
+Every Celery worker of every node runs a heartbeat thread (started on `worker_ready`): it
+writes the node's last_seen_at every NODE_HEARTBEAT_SECONDS, and on a replica also runs the
+catch-up sweep (replication.catchup) at start and every CATCH_UP_SECONDS. A node silent for
+NODE_DOWN_SECONDS is down: the dispatch sends it nothing, and it catches up by the sweep when
+it is back.
+
+A node's disk has an identity, a random id in `REPO_ROOT/.node-id` that the Node row repeats:
+a replica whose disk was wiped or replaced (the file is gone or says something else) no
+longer holds what its ReplicaState rows say, so they are dropped and it catches up from
+scratch. Its confirmations stay: the take-downs and purges they confirm did happen.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from replication.models import Node, NodeRole, ReplicaState
+from repos.git import run_git
+
+log = logging.getLogger(__name__)
+
+DISK_ID_FILE = ".node-id"
+CATCH_UP_SECONDS = 60
+# live_replicas() is asked once per change; a push storm must not make it a query per push.
+LIVE_CACHE_SECONDS = 1.0
+
+_live_cache: tuple[float, list[Node]] | None = None
+_live_lock = threading.Lock()
+
+
+def is_replica() -> bool:
+    return settings.HOSTSITE_ROLE == NodeRole.REPLICA
+
+
+def _git_version() -> str:
+    try:
+        return run_git(["version"]).text.strip().removeprefix("git version ")[:40]
+    except Exception:  # a node without a working git still registers; /status shows it
+        log.exception("could not read git's version")
+        return ""
+
+
+def this_node(*, starting: bool = False) -> Node:
+    """This node's row, created or refreshed (role, URL, git version, last seen)."""
+    now = timezone.now()
+    values = {
+        "role": settings.HOSTSITE_ROLE,
+        "url": settings.NODE_URL,
+        "last_seen_at": now,
+    }
+    if starting:
+        values.update(started_at=now, git_version=_git_version())
+    # Callables in defaults run only when the row is created.
+    node, created = Node.objects.get_or_create(
+        name=settings.HOSTSITE_NODE, defaults={**values, "started_at": now, "git_version": _git_version}
+    )
+    if not created:
+        Node.objects.filter(pk=node.pk).update(**values)
+        for key, value in values.items():
+            setattr(node, key, value)
+    return node
+
+
+def current_node() -> Node:
+    """This node's row without writing it (created at first use)."""
+    node = Node.objects.filter(name=settings.HOSTSITE_NODE).first()
+    return node if node is not None else this_node()
+
+
+def beat() -> None:
+    Node.objects.filter(name=settings.HOSTSITE_NODE).update(last_seen_at=timezone.now())
+
+
+def registered_replicas():
+    """Replicas whose confirmations are awaited: every one not retired, live or not."""
+    return Node.objects.filter(role=NodeRole.REPLICA, retired_at__isnull=True)
+
+
+def live_replicas() -> list[Node]:
+    """Replicas that are not retired and were seen within NODE_DOWN_SECONDS (cached ~1 s)."""
+    global _live_cache
+    now = time.monotonic()
+    with _live_lock:
+        if _live_cache is not None and now - _live_cache[0] < LIVE_CACHE_SECONDS:
+            return _live_cache[1]
+    cutoff = timezone.now() - timezone.timedelta(seconds=settings.NODE_DOWN_SECONDS)
+    nodes = list(registered_replicas().filter(last_seen_at__gte=cutoff))
+    with _live_lock:
+        _live_cache = (now, nodes)
+    return nodes
+
+
+def forget_live_replicas() -> None:
+    """Drop the cached answer (a node was just registered or retired; tests)."""
+    global _live_cache
+    with _live_lock:
+        _live_cache = None
+
+
+# --- disk identity ----------------------------------------------------------------------------
+
+
+def _disk_id_path() -> Path:
+    return Path(settings.REPO_ROOT) / DISK_ID_FILE
+
+
+def read_disk_id() -> str:
+    try:
+        return _disk_id_path().read_text().strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+
+
+def check_disk(node: Node) -> bool:
+    """Compare the disk's id with the node's; on a mismatch forget what the node held and
+    give the disk a new id. True when the disk was found wiped or replaced."""
+    found = read_disk_id()
+    if found and found == node.disk_id:
+        return False
+    known = node.disk_id
+    dropped, _ = ReplicaState.objects.filter(node=node).delete()
+    new_id = secrets.token_hex(16)
+    path = _disk_id_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{DISK_ID_FILE}.tmp-{os.getpid()}")
+    tmp.write_text(new_id + "\n")
+    os.replace(tmp, path)
+    Node.objects.filter(pk=node.pk).update(disk_id=new_id)
+    node.disk_id = new_id
+    if known:
+        log.warning(
+            "node %s: its disk says %r, not %r (wiped or replaced): forgot %d replica states",
+            node.name,
+            found,
+            known,
+            dropped,
+        )
+    return True
+
+
+# --- the heartbeat ----------------------------------------------------------------------------
+
+
+def start_worker_node() -> None:
+    """What a worker does once at start: register, check the disk, catch up (replicas)."""
+    node = this_node(starting=True)
+    check_disk(node)
+    forget_live_replicas()
+    if is_replica():
+        from replication import catchup
+
+        catchup.catch_up()
+
+
+class Heartbeat(threading.Thread):
+    def __init__(self, interval: float | None = None) -> None:
+        super().__init__(daemon=True, name="node-heartbeat")
+        self.interval = interval or settings.NODE_HEARTBEAT_SECONDS
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        started = False
+        next_sweep = time.monotonic() + CATCH_UP_SECONDS
+        while not self.stopped.is_set():
+            # A database that is down must not end the thread: it beats again when it is back.
+            try:
+                close_old_connections()
+                if not started:
+                    start_worker_node()
+                    started = True
+                else:
+                    beat()
+                    if is_replica() and time.monotonic() >= next_sweep:
+                        from replication import catchup
+
+                        next_sweep = time.monotonic() + CATCH_UP_SECONDS
+                        catchup.catch_up()
+            except Exception:
+                log.exception("node heartbeat failed")
+            self.stopped.wait(self.interval)
+        connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+_heartbeat: Heartbeat | None = None
+
+
+@worker_ready.connect
+def _start_heartbeat(**_kwargs) -> None:
+    global _heartbeat
+    if _heartbeat is None:
+        _heartbeat = Heartbeat()
+        _heartbeat.start()

@@ -1,0 +1,52 @@
+"""A replica whose disk was wiped forgets what it held, and rebuilds its copy from the
+published bundles before fetching the rest from the primary."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from bundles import services as bundle_services
+from bundles.models import Bundle, BundleState
+from replication import nodes
+from replication.models import Node, ReplicaState
+from replication.sync import FETCHED, SEED_PREFIX
+from repos.git import GitError
+from tests.replication.support import fsck, refs
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing answers
+
+
+def test_a_wiped_copy_is_rebuilt_from_bundles_then_fetched(world, make_replica):
+    repo = world.repo
+    bundle_services.bundles_build(repo=repo)
+    assert Bundle.objects.filter(repository=repo, state=BundleState.PUBLISHED).exists()
+    tip = world.owner.git("rev-parse", "HEAD", check=True).stdout.strip()
+    # A commit after the bundle: only the primary has it.
+    after = world.owner.commit("after the bundle")
+    assert world.owner.push("main").returncode == 0
+
+    replica = make_replica()
+    assert replica.sync(repo.pk) == FETCHED
+    node = Node.objects.get(name=replica.name)
+    shutil.rmtree(replica.root)
+    replica.root.mkdir()
+    with replica.active():
+        assert nodes.check_disk(node)  # the disk's id is gone: wiped
+    assert not ReplicaState.objects.filter(node=node).exists()
+
+    # With the primary out of reach the copy is seeded all the same, from the bundles alone.
+    with pytest.raises(GitError):
+        replica.sync(repo.pk, primary_url=UNREACHABLE)
+    seeded = replica.refs(repo.pk)
+    assert seeded == {f"{SEED_PREFIX}0/heads/main": tip}
+    assert replica.has(repo.pk, tip) and not replica.has(repo.pk, after)
+
+    assert replica.sync(repo.pk) == FETCHED
+    assert replica.refs(repo.pk) == refs(repo.disk_path)  # the seed refs pruned
+    fsck(replica.path(repo.pk))
+    with replica.active():
+        assert not nodes.check_disk(node)  # the same disk as at the last check
