@@ -216,7 +216,7 @@ def _body(request) -> Iterator[bytes] | None:
     return chunks()
 
 
-def forward(request) -> HttpResponse:
+def forward(request) -> StreamingHttpResponse:
     """The primary's answer to this request: status, headers (cookies included) and body.
     Raises PrimaryUnavailable when it cannot be reached before anything was sent back."""
     headers = _request_headers(request)
@@ -247,7 +247,7 @@ def forward(request) -> HttpResponse:
     return _response(conn, upstream)
 
 
-def _response(conn: http.client.HTTPConnection, upstream: http.client.HTTPResponse) -> HttpResponse:
+def _response(conn: http.client.HTTPConnection, upstream: http.client.HTTPResponse) -> StreamingHttpResponse:
     def content() -> Iterator[bytes]:
         try:
             while True:

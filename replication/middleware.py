@@ -19,6 +19,7 @@ import logging
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 
 from replication import forward, freshness, routing
 from replication.routing import Route
@@ -46,7 +47,7 @@ class ReplicaRoutingMiddleware:
             response[NODE_HEADER] = settings.HOSTSITE_NODE
         return response
 
-    def _respond(self, request) -> HttpResponse:
+    def _respond(self, request) -> HttpResponseBase:
         marked = _has_mark(request)
         mark = forward.verified_mark(request) if marked else None
         forward.strip_mark(request)
@@ -75,7 +76,7 @@ class ReplicaRoutingMiddleware:
             )
         return self._route(request)
 
-    def _route(self, request) -> HttpResponse:
+    def _route(self, request) -> HttpResponseBase:
         decision = routing.decide(request)
         if decision.route is Route.LOCAL:
             return self.get_response(request)
@@ -98,7 +99,7 @@ class ReplicaRoutingMiddleware:
             stale_copy = holding is not None and freshness.has_copy(holding)
         return self._forward(request, stale_copy=stale_copy)
 
-    def _forward(self, request, *, stale_copy: bool) -> HttpResponse:
+    def _forward(self, request, *, stale_copy: bool) -> HttpResponseBase:
         git = routing.is_git_request(request)
         if forward.primary_available():
             try:

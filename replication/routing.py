@@ -20,7 +20,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # very node is up (a health check answered by another node would lie). Prefixes end in "/";
 # the rest are whole paths ("status" is no reserved name: a user's /status/<repo> is routed).
 UNROUTED_PREFIXES = ("/_replication/", "/health/", "/healthz/")
-UNROUTED_PATHS = frozenset({"/favicon.ico", "/health", "/healthz", "/status"})
+UNROUTED_PATHS = frozenset({"/favicon.ico", "/health", "/healthz", "/status", "/status.json"})
 
 # git's endpoints of a repository, `.git` optional, as repos.urls matches them.
 _GIT_INFO_REFS = re.compile(r"^/[^/]+/[^/]+/info/refs$")
