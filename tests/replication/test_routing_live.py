@@ -322,3 +322,24 @@ def test_a_forwarded_request_reaching_a_replica_goes_no_further(routing_nodes, p
     headers["X-Hostsite-Forwarded-For"] = "198.51.100.1"
     status, _, response = Browser(routing_nodes.replica_url).request("POST", "/new", b"", headers)
     assert response["X-Hostsite-Node"] == "p1" and status in (302, 403)
+
+
+def test_a_copy_made_by_the_replication_engine_is_served(routing_nodes, git_home, tmp_path):
+    """The same with the real engine (replication.sync, run here as the replica would run it)
+    in place of the stand-in: what it records is what routing reads."""
+    from tests.replication.support import Replica
+
+    alice = Account("alice")
+    repo = services.repository_create(owner=alice.user, name="engine-copied")
+    work = tmp_path / "work"
+    git(git_home, "init", "--quiet", "--initial-branch=main", str(work))
+    first = _commit(git_home, work, "first")
+    git(git_home, "push", "--quiet", _url(routing_nodes.primary_url, alice, repo), "main", cwd=work)
+    replica = Replica("r1", routing_nodes.replica_root, routing_nodes.primary_url)
+    replica.register()
+    replica.sync(repo.pk)
+    assert replica.refs(repo.pk)["refs/heads/main"] == first
+    status, _, headers = Browser(routing_nodes.replica_url).request("GET", f"/{repo.full_name}/commits")
+    assert status == 200 and headers["X-Hostsite-Node"] == "r1"
+    _, nodes = _clone(git_home, f"{routing_nodes.replica_url}/{repo.full_name}.git", tmp_path / "clone")
+    assert nodes == {"r1"}
