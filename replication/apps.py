@@ -7,4 +7,5 @@ class ReplicationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        import replication.marks  # noqa: F401 - read-your-writes marks (a receiver)
         from replication import receivers  # noqa: F401 - connects the signal receivers

@@ -8,7 +8,8 @@ web (recorded as pushes), `push_recorded`; merged-ref cleanup archiving a worksp
 restore of an archived ref sends no signal and updates its row with `.update()`, so the key
 also carries the latest restore time (one indexed query). The rest of the key: the filters,
 the hidden workspaces the viewer may not see, the hour (heads age out of the 30-day window),
-and the repository's path and creation time (ids may be reused, e.g. by test databases).
+the repository's path and creation time (ids may be reused, e.g. by test databases), and the
+generation of its refs this node holds (`_generation`: a replica's cache is not the primary's).
 
 Tokens are random, never counters: if the cache loses a token, the new one cannot meet an
 entry cached under an old one. The cache is Django's default cache, which settings make a
@@ -25,8 +26,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Max
+from django.db.models import Count, Max
 
 from repos.models import Repository
 from showwork import selection
@@ -61,6 +63,27 @@ def version(repository_id: int) -> str:
     return token
 
 
+def _generation(repo: Repository) -> str:
+    """The generation of the refs this node's disk holds. The token is replaced where the
+    change happened, on the primary (its receivers and their task run there): a replica's own
+    cache never sees that, so its key names the generation it holds, and the proposals it
+    reads from the shared database (opened, closed: the token's other reason to change). On
+    the primary the repository's row says it, no query."""
+    if settings.HOSTSITE_ROLE != "replica":
+        return f"g{repo.generation}"
+    from replication.models import ReplicaState
+    from reviews.models import Proposal
+
+    held = (
+        ReplicaState.objects.filter(node__name=settings.HOSTSITE_NODE, repository_id=repo.pk)
+        .values_list("generation", flat=True)
+        .first()
+    )
+    proposals = Proposal.objects.filter(repository_id=repo.pk).aggregate(n=Count("pk"), at=Max("updated_at"))
+    at = proposals["at"].isoformat() if proposals["at"] else ""
+    return f"held{held}:{proposals['n']}:{at}"
+
+
 def _restored_at(repo: Repository) -> str:
     from workspaces.models import ArchivedRef
 
@@ -83,6 +106,7 @@ def graph_key(
     hidden = sorted(selection.hidden_owners(viewer, repo))
     parts = [
         version(repo.pk),
+        _generation(repo),
         str(repo.disk_path),
         repo.created_at.isoformat() if repo.created_at else "",
         _restored_at(repo),
