@@ -197,6 +197,25 @@ class Cluster:
                 )
             time.sleep(0.05)
 
+    def wait_converged(self, repo, *, timeout: float = 60.0) -> dict[str, str]:
+        """Wait until every replica holds the current generation with the primary's very refs,
+        and return them. The primary's own follow-up work (merged-ref cleanup, maintenance) may
+        add changes while this waits: it compares again until nothing moves."""
+        from repos.models import Repository
+
+        deadline = time.monotonic() + timeout
+        while True:
+            generation = self.wait_replicated(repo, timeout=max(1.0, deadline - time.monotonic()))
+            refs = self.primary.refs(repo)
+            same = all(node.refs(repo) == refs for node in self.replicas)
+            now = Repository.objects.filter(pk=repo.pk).values_list("generation", flat=True).get()
+            if same and now == generation:
+                return refs
+            if time.monotonic() > deadline:
+                differing = {node.name: node.refs(repo) for node in self.replicas if node.refs(repo) != refs}
+                raise AssertionError(f"replicas differ from the primary {refs}: {differing}")
+            time.sleep(0.1)
+
 
 @contextlib.contextmanager
 def running_cluster(base_env: dict[str, str], root: Path, **kwargs) -> Iterator[Cluster]:
