@@ -1,0 +1,227 @@
+"""A primary and replicas on loopback, as separate gunicorn and Celery processes with REPO_ROOTs
+and VAR_DIRs of their own, sharing the test database (PostgreSQL), the broker (Redis) and the
+bundle storage: what docker-compose runs, in one machine, for the live replication tests and
+bench/replication.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hostsite import processes
+from replication.queues import replica_queue
+from tests import live
+
+
+@dataclass
+class Node:
+    name: str
+    role: str
+    root: Path
+    env: dict[str, str]
+    port: int
+    web: live.ManagedProcess | None = None
+    worker: live.ManagedProcess | None = None
+    logs: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.logs = self.root / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def repo_root(self) -> Path:
+        return Path(self.env["REPO_ROOT"])
+
+    @property
+    def queue(self) -> str:
+        return replica_queue(self.name) if self.role == "replica" else self.env["CELERY_QUEUE"]
+
+    def start_web(self) -> None:
+        self.web = live.start_web(self.env, self.port, self.logs)
+
+    def start_worker(self) -> None:
+        # Each start logs to a new file: "ready." must be this start's.
+        logs = self.logs / f"worker-{time.monotonic_ns()}"
+        logs.mkdir()
+        self.worker = live.start_worker(self.env, logs, queue=self.queue)
+
+    def stop_web(self) -> None:
+        if self.web is not None:
+            self.web.stop()
+            self.web = None
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop(group=True)
+            self.worker = None
+
+    def kill_worker(self) -> None:
+        """SIGKILL the worker's whole process group: its pool and the git it runs die mid-task."""
+        if self.worker is not None:
+            processes.signal_group(self.worker.proc, 9)
+            self.worker.proc.wait()
+            self.worker = None
+
+    def stop(self) -> None:
+        self.stop_worker()
+        self.stop_web()
+
+    def repo_path(self, repo) -> Path:
+        from repos.storage import shard_for
+
+        return self.repo_root / shard_for(repo.pk) / f"{repo.pk}.git"
+
+    def refs(self, repo) -> dict[str, str]:
+        """Every ref of the node's copy (all namespaces), or {} when it has none."""
+        path = self.repo_path(repo)
+        if not path.exists():
+            return {}
+        out = subprocess.run(
+            ["git", "for-each-ref", "--format=%(objectname) %(refname)"],
+            cwd=path,
+            capture_output=True,
+            text=True,
+            check=True,
+            env=git_env(),
+        ).stdout
+        return {ref: oid for oid, ref in (line.split(" ", 1) for line in out.splitlines())}
+
+    def has_object(self, repo, oid: str) -> bool:
+        path = self.repo_path(repo)
+        return (
+            path.exists()
+            and subprocess.run(
+                ["git", "cat-file", "-e", oid], cwd=path, env=git_env(), check=False
+            ).returncode
+            == 0
+        )
+
+
+def git_env() -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+
+
+class Cluster:
+    """`primary` and `replicas`; node names carry a per-cluster suffix, so the replica queues of
+    two test runs sharing Redis never meet."""
+
+    def __init__(self, base_env: dict[str, str], root: Path, *, replicas: int = 2, **settings: str) -> None:
+        suffix = uuid.uuid4().hex[:6]
+        self.nodes: list[Node] = []
+        primary_port = live.free_port()
+        common = {
+            **base_env,
+            "NODE_HEARTBEAT_SECONDS": "1",
+            "NODE_DOWN_SECONDS": "6",
+            # A killed worker's fetch goes back to the queue within seconds, not minutes.
+            "CELERY_VISIBILITY_TIMEOUT": "10",
+            **settings,
+        }
+        for index in range(replicas + 1):
+            role = "primary" if index == 0 else "replica"
+            name = f"p-{suffix}" if index == 0 else f"r{index}-{suffix}"
+            node_root = root / name
+            port = primary_port if index == 0 else live.free_port()
+            env = {
+                **common,
+                "HOSTSITE_NODE": name,
+                "HOSTSITE_ROLE": role,
+                "NODE_URL": f"http://127.0.0.1:{port}",
+                "VAR_DIR": str(node_root / "var"),
+                "PUSH_SPOOL_DIR": str(node_root / "spool"),
+            }
+            if role == "replica":
+                env["REPO_ROOT"] = str(node_root / "repos")
+                env["PRIMARY_URL"] = f"http://127.0.0.1:{primary_port}"
+            else:
+                env.pop("PRIMARY_URL", None)
+                # The test process creates repositories here: the primary's disk is the session's.
+                env["REPO_ROOT"] = base_env["REPO_ROOT"]
+            self.nodes.append(Node(name, role, node_root, env, port))
+
+    @property
+    def primary(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def replicas(self) -> list[Node]:
+        return self.nodes[1:]
+
+    def start(self) -> None:
+        try:
+            for node in self.nodes:
+                node.start_web()
+                node.start_worker()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            node.stop()
+
+    def wait_replicated(self, repo, *, nodes: list[Node] | None = None, timeout: float = 30.0) -> int:
+        """Wait until every replica (or `nodes`) holds the repository's current generation; return it."""
+        from replication.models import ReplicaState
+        from repos.models import Repository
+
+        nodes = self.replicas if nodes is None else nodes
+        names = {node.name for node in nodes}
+        deadline = time.monotonic() + timeout
+        while True:
+            generation = Repository.objects.filter(pk=repo.pk).values_list("generation", flat=True).get()
+            held = dict(
+                ReplicaState.objects.filter(node__name__in=names, repository_id=repo.pk).values_list(
+                    "node__name", "generation"
+                )
+            )
+            if all(held.get(name, -1) >= generation for name in names):
+                return generation
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"not replicated in {timeout} s: generation {generation}, replicas {held}"
+                )
+            time.sleep(0.05)
+
+    def wait_converged(self, repo, *, timeout: float = 60.0) -> dict[str, str]:
+        """Wait until every replica holds the current generation with the primary's very refs,
+        and return them. The primary's own follow-up work (merged-ref cleanup, maintenance) may
+        add changes while this waits: it compares again until nothing moves."""
+        from repos.models import Repository
+
+        deadline = time.monotonic() + timeout
+        while True:
+            generation = self.wait_replicated(repo, timeout=max(1.0, deadline - time.monotonic()))
+            refs = self.primary.refs(repo)
+            same = all(node.refs(repo) == refs for node in self.replicas)
+            now = Repository.objects.filter(pk=repo.pk).values_list("generation", flat=True).get()
+            if same and now == generation:
+                return refs
+            if time.monotonic() > deadline:
+                differing = {node.name: node.refs(repo) for node in self.replicas if node.refs(repo) != refs}
+                raise AssertionError(f"replicas differ from the primary {refs}: {differing}")
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def running_cluster(base_env: dict[str, str], root: Path, **kwargs) -> Iterator[Cluster]:
+    cluster = Cluster(base_env, root, **kwargs)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,0 +1,306 @@
+"""A primary and two replicas, each its own gunicorn and Celery worker with its own REPO_ROOT,
+sharing PostgreSQL and Redis: real pushes, real clones, real take-downs and purges."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from django.db import connection
+
+from replication.models import ChangeConfirmation
+from repos import services
+from repos.models import ChangeKind, Repository, RepositoryChange
+from tests.replication.cluster import Cluster, git_env, running_cluster
+from tests.repos.livepush import Account, client_env
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def cluster(live_env, tmp_path_factory, django_db_blocker):
+    with django_db_blocker.unblock():
+        if connection.vendor != "postgresql" or not live_env.get("CELERY_BROKER_URL", "").startswith("redis"):
+            pytest.skip(
+                "the nodes of a cluster share PostgreSQL and Redis: run with DATABASE_URL and CELERY_BROKER_URL"
+            )
+    # Generous lag for anonymous reads: a test that wants a replica to forward makes it lag on purpose.
+    with running_cluster(live_env, tmp_path_factory.mktemp("cluster"), REPLICA_MAX_LAG_SECONDS="60") as c:
+        yield c
+
+
+def git(*args, cwd=None, env=None, check=True, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=timeout
+    )
+
+
+def work_tree(tmp_path, env, name="work"):
+    path = tmp_path / name
+    git("init", "-q", "-b", "main", str(path), env=env)
+    git("config", "user.name", "Alice", cwd=path, env=env)
+    git("config", "user.email", "alice@example.invalid", cwd=path, env=env)
+    return path
+
+
+def commit(path, env, name: str, content: str | bytes) -> str:
+    file = path / name
+    file.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        file.write_bytes(content)
+    else:
+        file.write_text(content)
+    git("add", name, cwd=path, env=env)
+    git("commit", "-q", "-m", f"add {name}", cwd=path, env=env)
+    return git("rev-parse", "HEAD", cwd=path, env=env).stdout.strip()
+
+
+def served_by(url: str, headers: dict[str, str] | None = None) -> str:
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.headers.get("X-Hostsite-Node", "")
+
+
+@pytest.fixture
+def project(tmp_path):
+    alice = Account("alice")
+    repo = services.repository_create(owner=alice.user, name="proj")
+    env = client_env(tmp_path / "home")
+    path = work_tree(tmp_path, env)
+    return alice, repo, env, path
+
+
+def test_a_push_is_cloned_from_every_replica_with_identical_refs(cluster: Cluster, project, tmp_path):
+    alice, repo, env, path = project
+    commit(path, env, "README", "hello\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+    commit(path, env, "topic.txt", "unmerged work\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "HEAD:refs/users/alice/topic", cwd=path, env=env)
+    primary_refs = cluster.wait_converged(repo)
+    assert "refs/users/alice/topic" in primary_refs
+    for node in cluster.replicas:
+        fsck = git("fsck", "--strict", "--no-dangling", cwd=node.repo_path(repo), env=git_env(), check=False)
+        assert fsck.returncode == 0, fsck.stderr
+        # Served by the replica itself, not forwarded: it holds the current generation.
+        assert served_by(f"{node.url}/{repo.full_name}.git/info/refs?service=git-upload-pack") == node.name
+        clone = tmp_path / f"clone-{node.name}"
+        git("clone", "-q", f"{node.url}/{repo.full_name}.git", str(clone), env=env)
+        assert git("rev-parse", "HEAD", cwd=clone, env=env).stdout.strip() == primary_refs["refs/heads/main"]
+
+
+def test_a_push_sent_to_a_replica_lands_on_the_primary(cluster: Cluster, project):
+    alice, repo, env, path = project
+    tip = commit(path, env, "a.txt", "from a replica\n")
+    replica = cluster.replicas[0]
+    out = git("push", alice.url(replica.host, repo), "main", cwd=path, env=env)
+    assert "main -> main" in out.stderr
+    assert cluster.primary.refs(repo)["refs/heads/main"] == tip
+    push = (
+        RepositoryChange.objects.filter(repository=repo, kind=ChangeKind.PUSH).select_related("push").last()
+    )
+    assert push is not None and push.push is not None and push.push.pusher_name == "alice"
+    assert cluster.wait_converged(repo)["refs/heads/main"] == tip
+    # git was told to go to the primary: without following redirects the push is refused.
+    commit(path, env, "b.txt", "again\n")
+    refused = git(
+        "-c",
+        "http.followRedirects=false",
+        "push",
+        alice.url(replica.host, repo),
+        "main",
+        cwd=path,
+        env=env,
+        check=False,
+    )
+    assert refused.returncode != 0
+
+
+def test_read_your_writes_on_a_lagging_replica(cluster: Cluster, project, tmp_path):
+    alice, repo, env, path = project
+    first = commit(path, env, "one.txt", "1\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+    lagging = cluster.replicas[0]
+    cluster.wait_replicated(repo)
+    lagging.stop_worker()
+    try:
+        second = commit(path, env, "two.txt", "2\n")
+        git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+        assert lagging.refs(repo)["refs/heads/main"] == first  # it really lags
+        # The pusher reads through the lagging replica and sees the push (forwarded to the primary).
+        seen = git("ls-remote", alice.url(lagging.host, repo), "refs/heads/main", env=env).stdout.split()[0]
+        assert seen == second
+        info = f"{lagging.url}/{repo.full_name}.git/info/refs?service=git-upload-pack"
+        assert served_by(info, {"Authorization": alice.basic}) == cluster.primary.name
+        # An anonymous reader within REPLICA_MAX_LAG_SECONDS is served the replica's copy.
+        anonymous = git("ls-remote", f"{lagging.url}/{repo.full_name}.git", "refs/heads/main", env=env)
+        assert anonymous.stdout.split()[0] == first
+        assert served_by(info) == lagging.name
+    finally:
+        lagging.start_worker()
+    cluster.wait_replicated(repo)  # back, it catches up
+    assert lagging.refs(repo)["refs/heads/main"] == second
+
+
+def test_take_down_and_purge_reach_both_replicas(cluster: Cluster, project):
+    from workspaces import moderation
+
+    alice, repo, env, path = project
+    commit(path, env, "README", "base\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+    secret = commit(path, env, "secret.txt", "a leaked credential\n")
+    blob = git("rev-parse", "HEAD:secret.txt", cwd=path, env=env).stdout.strip()
+    mallory = Account("mallory")
+    git(
+        "push",
+        "-q",
+        mallory.url(cluster.primary.host, repo),
+        "HEAD:refs/users/mallory/leak",
+        cwd=path,
+        env=env,
+    )
+    cluster.wait_replicated(repo)
+    assert all(node.has_object(repo, blob) for node in cluster.replicas)
+    staff = Account("staffer", is_staff=True).user
+
+    moderation.do_take_down_workspace(repo=repo, user=mallory.user, acting_user=staff, reason="leak")
+    cluster.wait_replicated(repo)
+    takedown = RepositoryChange.objects.get(repository=repo, kind=ChangeKind.TAKEDOWN)
+    for node in cluster.replicas:
+        refs = node.refs(repo)
+        assert "refs/users/mallory/leak" not in refs
+        assert refs["refs/takedown/mallory/leak"] == secret
+    _wait(lambda: RepositoryChange.objects.get(pk=takedown.pk).completed_at is not None)
+
+    moderation.do_purge_workspace(repo=repo, user=mallory.user, acting_user=staff, reason="leak")
+    cluster.wait_replicated(repo)
+    purge = RepositoryChange.objects.get(repository=repo, kind=ChangeKind.PURGE)
+    _wait(lambda: RepositoryChange.objects.get(pk=purge.pk).completed_at is not None)
+    confirmed = set(ChangeConfirmation.objects.filter(change=purge).values_list("node__name", flat=True))
+    assert confirmed == {node.name for node in cluster.replicas}
+    assert not cluster.primary.has_object(repo, blob)
+    for node in cluster.replicas:
+        assert not node.has_object(repo, blob), f"{node.name} still holds the purged blob"
+        assert not any("mallory" in ref for ref in node.refs(repo))
+
+
+def test_200_pushes_across_20_repositories_converge(cluster: Cluster, tmp_path):
+    alice = Account("alice")
+    env = client_env(tmp_path / "home")
+    repos = [services.repository_create(owner=alice.user, name=f"many-{i}") for i in range(20)]
+    trees = [work_tree(tmp_path, env, f"w{i}") for i in range(20)]
+    errors: list[str] = []
+
+    def pusher(indexes):
+        for round_ in range(10):
+            for i in indexes:
+                commit(trees[i], env, f"f{round_}.txt", f"{i} {round_}\n")
+                ref = "main" if round_ % 3 else f"main:refs/users/alice/r{round_}"
+                result = git(
+                    "push",
+                    "-q",
+                    alice.url(cluster.primary.host, repos[i]),
+                    ref,
+                    cwd=trees[i],
+                    env=env,
+                    check=False,
+                )
+                if result.returncode:
+                    errors.append(result.stderr)
+
+    threads = [threading.Thread(target=pusher, args=(range(k, 20, 4),)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for repo in repos:
+        refs = cluster.wait_converged(repo, timeout=120)
+        # Four workspace refs each, merged into main, so cleanup may have archived them already.
+        assert len([ref for ref in refs if ref.startswith(("refs/users/", "refs/archive/"))]) == 4
+        assert len(cluster.primary.refs(repo)) == len(refs)
+
+
+def test_a_replica_killed_mid_fetch_resumes_with_no_partial_refs(cluster: Cluster, project):
+    import os
+
+    alice, repo, env, path = project
+    commit(path, env, "small.txt", "small\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+    cluster.wait_replicated(repo)
+    victim = cluster.replicas[1]
+    before = victim.refs(repo)
+    # 40 MB that does not compress: the fetch takes long enough to be killed in the middle.
+    big = commit(path, env, "big.bin", os.urandom(40 * 1024 * 1024))
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", "main:refs/heads/big", cwd=path, env=env)
+    fetching = _wait(lambda: _git_fetch_under(victim), timeout=30)
+    assert fetching
+    victim.kill_worker()
+    assert victim.refs(repo) == before  # nothing half-done is visible
+    victim.start_worker()
+    cluster.wait_replicated(repo, nodes=[victim], timeout=90)
+    refs = victim.refs(repo)
+    assert refs["refs/heads/main"] == big and refs["refs/heads/big"] == big
+    fsck = git("fsck", "--no-dangling", cwd=victim.repo_path(repo), env=git_env(), check=False)
+    assert fsck.returncode == 0, fsck.stderr
+
+
+def test_with_the_primary_down_replicas_serve_reads_and_refuse_writes(cluster: Cluster, project, tmp_path):
+    alice, repo, env, path = project
+    tip = commit(path, env, "README", "still here\n")
+    git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+    cluster.wait_replicated(repo)
+    cluster.primary.stop_web()
+    try:
+        replica = cluster.replicas[0]
+        clone = tmp_path / "clone-during-outage"
+        git("clone", "-q", alice.url(replica.host, repo), str(clone), env=env)
+        assert git("rev-parse", "HEAD", cwd=clone, env=env).stdout.strip() == tip
+        commit(path, env, "later.txt", "later\n")
+        refused = git("push", alice.url(replica.host, repo), "main", cwd=path, env=env, check=False)
+        assert refused.returncode != 0
+        assert "read-only: the primary is unavailable" in refused.stderr
+        request = urllib.request.Request(
+            f"{replica.url}/api/v1/repos/{repo.full_name}",
+            method="PATCH",
+            data=b'{"description": "x"}',
+            headers={"Authorization": f"Token {alice.token}", "Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused_api:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused_api.value.code == 503
+        assert int(refused_api.value.headers["Retry-After"]) > 0
+        assert Repository.objects.get(pk=repo.pk).description == ""
+    finally:
+        cluster.primary.start_web()
+
+
+def _git_fetch_under(node) -> bool:
+    """Whether a git fetch (or its index-pack) runs in the node's repositories: git is run with
+    `--git-dir <path>` under the node's REPO_ROOT."""
+    from pathlib import Path
+
+    root = str(node.repo_root).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if root in cmdline and (b"\0fetch\0" in cmdline or b"index-pack" in cmdline):
+            return True
+    return False
+
+
+def _wait(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
