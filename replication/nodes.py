@@ -19,6 +19,7 @@ import os
 import secrets
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from celery.signals import worker_ready
@@ -55,16 +56,17 @@ def _git_version() -> str:
 def this_node(*, starting: bool = False) -> Node:
     """This node's row, created or refreshed (role, URL, git version, last seen)."""
     now = timezone.now()
-    values = {
+    values: dict[str, object] = {
         "role": settings.HOSTSITE_ROLE,
         "url": settings.NODE_URL,
         "last_seen_at": now,
     }
+    version = _git_version() if starting else None
     if starting:
-        values.update(started_at=now, git_version=_git_version())
-    # Callables in defaults run only when the row is created.
+        values.update(started_at=now, git_version=version)
     node, created = Node.objects.get_or_create(
-        name=settings.HOSTSITE_NODE, defaults={**values, "started_at": now, "git_version": _git_version}
+        name=settings.HOSTSITE_NODE,
+        defaults={"started_at": now, "git_version": version or _git_version(), **values},
     )
     if not created:
         Node.objects.filter(pk=node.pk).update(**values)
@@ -79,8 +81,18 @@ def current_node() -> Node:
     return node if node is not None else this_node()
 
 
-def beat() -> None:
-    Node.objects.filter(name=settings.HOSTSITE_NODE).update(last_seen_at=timezone.now())
+def beat() -> bool:
+    """Write last_seen_at; True when the node had to register again, or had been silent long
+    enough to count as down: the primary sent it nothing meanwhile, so it must catch up."""
+    now = timezone.now()
+    row = Node.objects.filter(name=settings.HOSTSITE_NODE)
+    was = row.values_list("last_seen_at", flat=True).first()
+    if was is None or not row.update(last_seen_at=now):
+        # The row is gone (an operator deleted the node): register again, as at start.
+        check_disk(this_node(starting=True))
+        forget_live_replicas()
+        return True
+    return now - was >= timedelta(seconds=settings.NODE_DOWN_SECONDS)
 
 
 def registered_replicas():
@@ -95,7 +107,7 @@ def live_replicas() -> list[Node]:
     with _live_lock:
         if _live_cache is not None and now - _live_cache[0] < LIVE_CACHE_SECONDS:
             return _live_cache[1]
-    cutoff = timezone.now() - timezone.timedelta(seconds=settings.NODE_DOWN_SECONDS)
+    cutoff = timezone.now() - timedelta(seconds=settings.NODE_DOWN_SECONDS)
     nodes = list(registered_replicas().filter(last_seen_at__gte=cutoff))
     with _live_lock:
         _live_cache = (now, nodes)
@@ -181,8 +193,8 @@ class Heartbeat(threading.Thread):
                     start_worker_node()
                     started = True
                 else:
-                    beat()
-                    if is_replica() and time.monotonic() >= next_sweep:
+                    missed = beat()
+                    if is_replica() and (missed or time.monotonic() >= next_sweep):
                         from replication import catchup
 
                         next_sweep = time.monotonic() + CATCH_UP_SECONDS

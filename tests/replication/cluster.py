@@ -174,6 +174,21 @@ class Cluster:
         for node in reversed(self.nodes):
             node.stop()
 
+    def wait_live(self, timeout: float = 30.0) -> None:
+        """Wait until every node is registered and seen (a test database's flush deletes the
+        rows; heartbeats bring them back within a beat), then past the dispatchers' cache of
+        which replicas are live."""
+        from replication.models import Node as NodeRow
+        from replication.nodes import LIVE_CACHE_SECONDS
+
+        names = {node.name for node in self.nodes if node.worker is not None}
+        deadline = time.monotonic() + timeout
+        while set(NodeRow.objects.filter(name__in=names).values_list("name", flat=True)) != names:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nodes not registered in {timeout} s: {names}")
+            time.sleep(0.05)
+        time.sleep(LIVE_CACHE_SECONDS + 0.1)
+
     def wait_replicated(self, repo, *, nodes: list[Node] | None = None, timeout: float = 30.0) -> int:
         """Wait until every replica (or `nodes`) holds the repository's current generation; return it."""
         from replication.models import ReplicaState

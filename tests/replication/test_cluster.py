@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")
-def cluster(live_env, tmp_path_factory, django_db_blocker):
+def running(live_env, tmp_path_factory, django_db_blocker):
     with django_db_blocker.unblock():
         if connection.vendor != "postgresql" or not live_env.get("CELERY_BROKER_URL", "").startswith("redis"):
             pytest.skip(
@@ -31,6 +31,12 @@ def cluster(live_env, tmp_path_factory, django_db_blocker):
     # Generous lag for anonymous reads: a test that wants a replica to forward makes it lag on purpose.
     with running_cluster(live_env, tmp_path_factory.mktemp("cluster"), REPLICA_MAX_LAG_SECONDS="60") as c:
         yield c
+
+
+@pytest.fixture
+def cluster(running: Cluster) -> Cluster:
+    running.wait_live()
+    return running
 
 
 def git(*args, cwd=None, env=None, check=True, timeout=120) -> subprocess.CompletedProcess:
@@ -96,7 +102,14 @@ def test_a_push_sent_to_a_replica_lands_on_the_primary(cluster: Cluster, project
     alice, repo, env, path = project
     tip = commit(path, env, "a.txt", "from a replica\n")
     replica = cluster.replicas[0]
-    out = git("push", alice.url(replica.host, repo), "main", cwd=path, env=env)
+    # git follows the 307 to the primary and asks its credential helper for the primary's host:
+    # credentials written into the replica's URL are not sent to another host.
+    store = path.parent / "credentials"
+    store.write_text(
+        "".join(f"http://alice:{alice.token}@{node.host}\n" for node in (replica, cluster.primary))
+    )
+    git("config", "credential.helper", f"store --file={store}", cwd=path, env=env)
+    out = git("push", f"{replica.url}/{repo.full_name}.git", "main", cwd=path, env=env)
     assert "main -> main" in out.stderr
     assert cluster.primary.refs(repo)["refs/heads/main"] == tip
     push = (
@@ -131,7 +144,16 @@ def test_read_your_writes_on_a_lagging_replica(cluster: Cluster, project, tmp_pa
         git("push", "-q", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
         assert lagging.refs(repo)["refs/heads/main"] == first  # it really lags
         # The pusher reads through the lagging replica and sees the push (forwarded to the primary).
-        seen = git("ls-remote", alice.url(lagging.host, repo), "refs/heads/main", env=env).stdout.split()[0]
+        # git sends credentials only when asked (a 401), which a public repository never does:
+        # a pusher who wants to read their writes sends them up front (docs/operations.md).
+        seen = git(
+            "-c",
+            f"http.extraHeader=Authorization: {alice.basic}",
+            "ls-remote",
+            f"{lagging.url}/{repo.full_name}.git",
+            "refs/heads/main",
+            env=env,
+        ).stdout.split()[0]
         assert seen == second
         info = f"{lagging.url}/{repo.full_name}.git/info/refs?service=git-upload-pack"
         assert served_by(info, {"Authorization": alice.basic}) == cluster.primary.name
