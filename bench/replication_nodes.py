@@ -4,6 +4,8 @@ REPO_ROOT of its own, sharing a fresh PostgreSQL database, a Redis database and 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import time
 import urllib.request
@@ -67,9 +69,39 @@ class BenchNode:
                 child.stop(20, group=True)
         self.web = self.worker = None
 
+    def pin(self, cpus: set[int]) -> None:
+        """Run the node's processes (every thread of every process of its trees) on `cpus`:
+        nodes are separate machines in production, and sharing cores would charge the primary
+        for the replicas' cache misses and context switches."""
+        for child in (self.web, self.worker):
+            if child is not None:
+                pin_tree(child.pid, cpus)
+
     def cpu(self) -> float:
         """CPU seconds of the node's web server and worker trees, reaped children included."""
         return sum(tree_cpu(child.pid) for child in (self.web, self.worker) if child is not None)
+
+
+def pin_tree(root: int, cpus: set[int]) -> None:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rfind(b")") + 2 :].split()[1]), []).append(int(entry))
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, ()))
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+        for tid in tids:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, cpus)
 
 
 class BenchCluster:
@@ -134,6 +166,18 @@ class BenchCluster:
             [PY, "-c", script, *names], env=self.primary.env, capture_output=True, text=True, check=True
         ).stdout
         return json.loads(out)
+
+    def repository_ids(self, names: list[str]) -> list[int]:
+        import psycopg
+
+        with psycopg.connect(self.primary.env["DATABASE_URL"], autocommit=True) as conn:
+            ids = dict(
+                conn.execute(
+                    "SELECT u.username || '/' || r.name, r.id FROM repos_repository r"
+                    " JOIN repos_user u ON u.id = r.owner_id"
+                ).fetchall()
+            )
+        return [ids[name] for name in names]
 
     def wait_replicated(self, names: list[str], timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
