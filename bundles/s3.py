@@ -7,8 +7,11 @@ immutable CacheControl, as keys are content-addressed. Large files go up in para
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
@@ -105,6 +108,19 @@ class S3Storage:
                 digest.update(chunk)
                 size += len(chunk)
         return StoredObject(size, digest.hexdigest())
+
+    @contextlib.contextmanager
+    def local_copy(self, key: str, scratch: Path) -> Iterator[Path]:
+        target = scratch / f"seed-{uuid.uuid4().hex}.bundle"
+        try:
+            self.client.download_file(self.bucket, self._name(key), str(target), Config=self.transfer)
+        except (BotoCoreError, ClientError) as exc:
+            target.unlink(missing_ok=True)
+            raise StorageError(f"GET {key} failed: {exc}") from exc
+        try:
+            yield target
+        finally:
+            target.unlink(missing_ok=True)
 
     def delete(self, key: str) -> None:
         try:

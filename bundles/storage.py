@@ -12,11 +12,14 @@ The filesystem backend is the embedded default and is served by the app
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -65,6 +68,11 @@ class BundleStorage(Protocol):
     def url(self, key: str, *, base_url: str, private: bool = False) -> str: ...
 
     def public_path(self, key: str) -> str: ...
+
+    def local_copy(self, key: str, scratch: Path) -> AbstractContextManager[Path]:
+        """The object as a file on this machine while the block runs (a replica seeds a copy
+        of a repository from it): the file itself here, a download into `scratch` on S3."""
+        ...
 
 
 class FileStorage:
@@ -122,6 +130,13 @@ class FileStorage:
 
     def open(self, key: str) -> BinaryIO:
         return open(self.path(key), "rb")
+
+    @contextlib.contextmanager
+    def local_copy(self, key: str, scratch: Path) -> Iterator[Path]:
+        path = self.path(key)
+        if not path.is_file():
+            raise StorageError(f"bundle object {key} is missing")
+        yield path
 
     def url(self, key: str, *, base_url: str, private: bool = False) -> str:
         # Private or not, the app serves it after its own access check (bundles.views).

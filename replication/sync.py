@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
+import tempfile
 import time
 import zlib
 from collections.abc import Iterator
@@ -118,34 +120,36 @@ def fetch(path: Path, repo: Repository, node_name: str) -> None:
 def seed_from_bundles(path: Path, repo: Repository) -> int:
     """Fill a new copy from the repository's published bundles (base, then incrementals) into
     SEED_PREFIX refs, so the fetch from the primary brings only what they lack. Returns how
-    many were used; a bundle that cannot be read is skipped (the fetch brings it all anyway)."""
+    many were used; from a bundle that cannot be read on, the fetch brings the rest."""
     from bundles import selectors, storage
     from bundles.models import Flavor
 
     store = storage.get_storage()
-    local = getattr(store, "path", None)  # the file storage; other backends are not read here
-    if local is None:
-        return 0
     used = 0
-    for index, bundle in enumerate(selectors.current_generation(repo, Flavor.STANDARD)):
-        try:
-            run_git(
-                [
-                    *_fsck_config(objectcheck.repository_overrides(repo)),
-                    "fetch",
-                    "--no-tags",
-                    "--quiet",
-                    "--no-write-fetch-head",
-                    str(local(bundle.storage_key)),
-                    f"+refs/*:{SEED_PREFIX}{index}/*",
-                ],
-                repo=path,
-                timeout=settings.REPLICATION_FETCH_TIMEOUT_SECONDS,
-            )
-        except Exception as exc:
-            log.warning("replica seed: bundle %s of repository %s not used: %s", bundle.pk, repo.pk, exc)
-            break  # the incrementals after it need it
-        used += 1
+    scratch = Path(tempfile.mkdtemp(prefix=f".seed-{repo.pk}-", dir=path.parent))
+    try:
+        for index, bundle in enumerate(selectors.current_generation(repo, Flavor.STANDARD)):
+            try:
+                with store.local_copy(bundle.storage_key, scratch) as file:
+                    run_git(
+                        [
+                            *_fsck_config(objectcheck.repository_overrides(repo)),
+                            "fetch",
+                            "--no-tags",
+                            "--quiet",
+                            "--no-write-fetch-head",
+                            str(file),
+                            f"+refs/*:{SEED_PREFIX}{index}/*",
+                        ],
+                        repo=path,
+                        timeout=settings.REPLICATION_FETCH_TIMEOUT_SECONDS,
+                    )
+            except Exception as exc:
+                log.warning("replica seed: bundle %s of repository %s not used: %s", bundle.pk, repo.pk, exc)
+                break  # the incrementals after it need it
+            used += 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return used
 
 

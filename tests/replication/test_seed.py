@@ -13,6 +13,7 @@ from replication import nodes
 from replication.models import Node, ReplicaState
 from replication.sync import FETCHED, SEED_PREFIX
 from repos.git import GitError
+from tests.bundles.test_s3 import BUCKET, moto_endpoint, s3  # noqa: F401 - fixtures
 from tests.replication.support import fsck, refs
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -50,3 +51,23 @@ def test_a_wiped_copy_is_rebuilt_from_bundles_then_fetched(world, make_replica):
     fsck(replica.path(repo.pk))
     with replica.active():
         assert not nodes.check_disk(node)  # the same disk as at the last check
+
+
+def test_a_new_copy_is_seeded_from_bundles_on_s3(world, make_replica, s3):  # noqa: F811 - the fixture
+    """With the bundles in an S3 bucket (a real S3-protocol server on loopback), the seed
+    downloads each and fetches from the file, which is then gone."""
+    repo = world.repo
+    bundle_services.bundles_build(repo=repo)
+    bundle = Bundle.objects.get(repository=repo, state=BundleState.PUBLISHED, flavor="standard")
+    assert s3.head_object(Bucket=BUCKET, Key=f"b/{bundle.storage_key}")["ContentLength"] > 0
+    tip = world.owner.git("rev-parse", "HEAD", check=True).stdout.strip()
+
+    replica = make_replica()
+    with pytest.raises(GitError):
+        replica.sync(repo.pk, primary_url=UNREACHABLE)
+    assert replica.refs(repo.pk) == {f"{SEED_PREFIX}0/heads/main": tip}
+    # The downloaded bundle does not stay beside the copies.
+    assert not [p for p in replica.root.rglob("*.bundle")]
+    assert replica.sync(repo.pk) == FETCHED
+    assert replica.refs(repo.pk) == refs(repo.disk_path)
+    fsck(replica.path(repo.pk))
