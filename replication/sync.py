@@ -45,8 +45,11 @@ REFSPEC = "+refs/*:refs/*"
 # Refs a copy is seeded with from the published bundles; the first fetch (--prune) drops them.
 SEED_PREFIX = "refs/replica-seed/"
 LOCK_WAIT_SECONDS = 600
+# The kinds that may move the primary's HEAD (a new default branch is a web change; a mirror
+# follows its upstream's; an import takes the source's): after any other, HEAD stays as it was.
+HEAD_KINDS = (ChangeKind.WEB, ChangeKind.MIRROR, ChangeKind.IMPORT, ChangeKind.CREATE)
 # Kinds whose log rows ask something of the copy beyond its refs.
-ACTED_KINDS = (*CONFIRMED_KINDS, ChangeKind.MAINTENANCE)
+ACTED_KINDS = (*CONFIRMED_KINDS, ChangeKind.MAINTENANCE, *HEAD_KINDS)
 
 CURRENT, FETCHED, REMOVED, NOT_A_REPLICA = "current", "fetched", "removed", "not a replica"
 
@@ -91,7 +94,7 @@ def _fsck_config(overrides: dict[str, str]) -> list[str]:
     ]
 
 
-def fetch(path: Path, repo: Repository, node_name: str) -> None:
+def fetch(path: Path, repo: Repository, node_name: str, *, set_head: bool = True) -> None:
     run_git(
         [
             *_fsck_config(objectcheck.repository_overrides(repo)),
@@ -114,7 +117,8 @@ def fetch(path: Path, repo: Repository, node_name: str) -> None:
         env=auth_env(node_name),
         timeout=settings.REPLICATION_FETCH_TIMEOUT_SECONDS,
     )
-    run_git(["symbolic-ref", "HEAD", f"refs/heads/{repo.default_branch}"], repo=path)
+    if set_head:
+        run_git(["symbolic-ref", "HEAD", f"refs/heads/{repo.default_branch}"], repo=path)
 
 
 def seed_from_bundles(path: Path, repo: Repository) -> int:
@@ -207,11 +211,11 @@ def _sync(node: Node, repo: Repository, path: Path) -> str:
     target = changelog.current_generation(repo.pk)
     old = held_generation(node, repo.pk) or 0
     seeded = 0
-    if not (path / "HEAD").is_file():
+    created = not (path / "HEAD").is_file()
+    if created:
         old = 0
         create_repository_on_disk(repo.pk, default_branch=repo.default_branch)
         seeded = seed_from_bundles(path, repo)
-    fetch(path, repo, node.name)
     # What the log asks of the copy since what it held, and anything this node has yet to
     # confirm (a confirmation lost with a wiped disk's states, say).
     pending = Q(needs_confirmation=True, completed_at__isnull=True) & ~Q(confirmations__node=node)
@@ -221,6 +225,7 @@ def _sync(node: Node, repo: Repository, path: Path) -> str:
         .distinct()
     )
     kinds = {change.kind for change in acted}
+    fetch(path, repo, node.name, set_head=created or bool(kinds & set(HEAD_KINDS)))
     # Objects of a bundle that no ref reaches now may be exactly what a later purge removed.
     purged_before = (
         seeded and RepositoryChange.objects.filter(repository_id=repo.pk, kind=ChangeKind.PURGE).exists()

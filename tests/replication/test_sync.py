@@ -43,6 +43,25 @@ def test_every_ref_is_copied_and_the_copy_is_sound(world, make_replica, jobs):
     assert replica.sync(repo.pk) == CURRENT
 
 
+def test_the_copy_s_head_follows_the_default_branch(world, make_replica, jobs):
+    from repos import services
+
+    repo = world.repo
+    replica = make_replica()
+    assert replica.sync(repo.pk) == FETCHED
+    assert world.owner.push("HEAD:refs/heads/develop").returncode == 0
+    assert replica.sync(repo.pk) == FETCHED
+    services.repository_update(repo=repo, default_branch="develop", actor=world.owner.user)
+    assert replica.sync(repo.pk) == FETCHED
+    head = run_git(["symbolic-ref", "HEAD"], repo=replica.path(repo.pk)).text.strip()
+    assert head == "refs/heads/develop"
+    # A push leaves HEAD alone, on the primary and on the copy.
+    world.owner.commit("more", "more.txt")
+    assert world.owner.push("HEAD:refs/heads/develop").returncode == 0
+    assert replica.sync(repo.pk) == FETCHED
+    assert run_git(["symbolic-ref", "HEAD"], repo=replica.path(repo.pk)).text.strip() == head
+
+
 def test_fifty_queued_jobs_make_one_fetch(world, make_replica, jobs):
     repo = world.repo
     replica = make_replica()
