@@ -132,6 +132,19 @@ def _start_ssh(sup: Supervisor, env: dict[str, str], prepared: dict) -> None:
         sup.start("sshd", prepared["sshd"])
 
 
+def _announce(sup: Supervisor, env: dict[str, str], host: str, rest: str) -> bool:
+    """Wait for the web server, then say where it runs; False when it did not start."""
+    port = env.get("PORT", "8000")
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    try:
+        wait_for_http(url, watch=sup.children)
+    except StartupError as exc:
+        print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
+        return False
+    print(f"\nhostsite is running at {url}{rest}\n", flush=True)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ssh_only = "--ssh-only" in (argv if argv is not None else sys.argv[1:])
     env = _environment()
@@ -173,15 +186,9 @@ def main(argv: list[str] | None = None) -> int:
             sup.start("beat", celery_argv(PY, "beat", "--schedule", schedule, "--pidfile", ""))
             if ssh is not None:
                 _start_ssh(sup, env, ssh)
-            port = env.get("PORT", "8000")
-            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-            try:
-                wait_for_http(url, watch=sup.children)
-            except StartupError as exc:
-                print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
-                return 1
             ssh_line = f"\n  ssh: {ssh['url']}" if ssh is not None else ""
-            print(f"\nhostsite is running at {url}  (Ctrl-C stops it){ssh_line}\n", flush=True)
+            if not _announce(sup, env, host, "  (Ctrl-C stops it)" + ssh_line):
+                return 1
             sup.run_forever()
             return 0
         except KeyboardInterrupt:
@@ -229,14 +236,8 @@ def _run_replica(env: dict[str, str], host: str, node: str, primary_public_url: 
                 f"{node}-{os.getpid()}@%h",
             )
             sup.start("worker", celery_argv(PY, *worker))
-            port = env.get("PORT", "8000")
-            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-            try:
-                wait_for_http(url, watch=sup.children)
-            except StartupError as exc:
-                print(f"hostsite: the web server did not start ({exc}); see the log above", flush=True)
+            if not _announce(sup, env, host, f" as replica {node}  (Ctrl-C stops it)"):
                 return 1
-            print(f"\nhostsite is running at {url} as replica {node}  (Ctrl-C stops it)\n", flush=True)
             sup.run_forever()
             return 0
         except KeyboardInterrupt:

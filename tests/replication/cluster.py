@@ -232,6 +232,17 @@ class Cluster:
             time.sleep(0.1)
 
 
+def require_shared_backends(live_env: dict[str, str]) -> None:
+    """Skip unless the test database is PostgreSQL and the broker Redis: the nodes share them."""
+    import pytest
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or not live_env.get("CELERY_BROKER_URL", "").startswith("redis"):
+        pytest.skip(
+            "the nodes of a cluster share PostgreSQL and Redis: run with DATABASE_URL and CELERY_BROKER_URL"
+        )
+
+
 @contextlib.contextmanager
 def running_cluster(base_env: dict[str, str], root: Path, **kwargs) -> Iterator[Cluster]:
     cluster = Cluster(base_env, root, **kwargs)

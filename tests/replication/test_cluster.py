@@ -10,12 +10,11 @@ import urllib.error
 import urllib.request
 
 import pytest
-from django.db import connection
 
 from replication.models import ChangeConfirmation
 from repos import services
 from repos.models import ChangeKind, Repository, RepositoryChange
-from tests.replication.cluster import Cluster, git_env, running_cluster
+from tests.replication.cluster import Cluster, git_env, require_shared_backends, running_cluster
 from tests.repos.livepush import Account, client_env
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -24,10 +23,7 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(scope="module")
 def running(live_env, tmp_path_factory, django_db_blocker):
     with django_db_blocker.unblock():
-        if connection.vendor != "postgresql" or not live_env.get("CELERY_BROKER_URL", "").startswith("redis"):
-            pytest.skip(
-                "the nodes of a cluster share PostgreSQL and Redis: run with DATABASE_URL and CELERY_BROKER_URL"
-            )
+        require_shared_backends(live_env)
     # Generous lag for anonymous reads: a test that wants a replica to forward makes it lag on purpose.
     with running_cluster(live_env, tmp_path_factory.mktemp("cluster"), REPLICA_MAX_LAG_SECONDS="60") as c:
         yield c

@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.db import connection
 
 from replication.models import ReplicaState
 from repos import services
 from repos.models import ChangeKind, RepositoryChange
-from tests.replication.cluster import Cluster, running_cluster
+from tests.replication.cluster import Cluster, require_shared_backends, running_cluster
 from tests.replication.test_cluster import commit, git, work_tree
 from tests.repos.livepush import Account, client_env
 
@@ -21,10 +20,7 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(scope="module")
 def running(live_env, tmp_path_factory, django_db_blocker):
     with django_db_blocker.unblock():
-        if connection.vendor != "postgresql" or not live_env.get("CELERY_BROKER_URL", "").startswith("redis"):
-            pytest.skip(
-                "the nodes of a cluster share PostgreSQL and Redis: run with DATABASE_URL and CELERY_BROKER_URL"
-            )
+        require_shared_backends(live_env)
     root = tmp_path_factory.mktemp("acks-cluster")
     with running_cluster(
         live_env, root, REPLICATION_MIN_ACKS="2", REPLICATION_ACK_TIMEOUT_SECONDS="3"
