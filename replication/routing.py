@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, ResolverMatch, resolve
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -61,13 +61,27 @@ def is_push(request) -> bool:
     return bool(match and match.group(1) == "git-receive-pack")
 
 
+# Pages whose content is on the primary's disk, not in the shared database: a workspace
+# export is a file the primary's worker wrote under its VAR_DIR, and the SSH help page shows
+# the host keys of the primary's sshd (replicas run none).
+PRIMARY_ONLY_VIEWS = frozenset({"workspace-export-download", "help-ssh"})
+
+
+def _resolve(path: str) -> ResolverMatch | None:
+    try:
+        return resolve(path)
+    except Resolver404:
+        return None
+
+
 def repository_of(path: str) -> tuple[str, str] | None:
     """The `owner/name` the URL's view is about (web pages, API, git, bundles: every route of a
     repository names them `owner` and `name`), or None for every other page."""
-    try:
-        match = resolve(path)
-    except Resolver404:
-        return None
+    match = _resolve(path)
+    return _named_repository(match) if match is not None else None
+
+
+def _named_repository(match: ResolverMatch) -> tuple[str, str] | None:
     owner, name = match.kwargs.get("owner"), match.kwargs.get("name")
     if isinstance(owner, str) and isinstance(name, str) and owner and name:
         return owner, name
@@ -82,7 +96,12 @@ def decide(request) -> Decision:
         return Decision(Route.PUSH)
     if request.method not in SAFE_METHODS and not _GIT_RPC.match(path):
         return Decision(Route.FORWARD)
-    found = repository_of(path)
+    match = _resolve(path)
+    if match is None:
+        return Decision(Route.LOCAL)
+    if match.url_name in PRIMARY_ONLY_VIEWS:
+        return Decision(Route.FORWARD)
+    found = _named_repository(match)
     if found is None:
         # A POST of git-upload-pack outside any repository's route: let the view say 404.
         return Decision(Route.LOCAL)

@@ -69,6 +69,10 @@ def replica(settings):
         ("GET", "/static/css/site.css", routing.Route.LOCAL),
         ("POST", "/_replication/anything", routing.Route.LOCAL),
         ("GET", "/status", routing.Route.LOCAL),
+        # On the primary's disk: an export its worker wrote, the host keys of its sshd.
+        ("GET", "/settings/workspace-exports/download/7", routing.Route.FORWARD),
+        ("GET", "/help/ssh", routing.Route.FORWARD),
+        ("GET", "/settings/workspace-exports", routing.Route.LOCAL),
         ("GET", "/no/such/page/at/all/here", routing.Route.LOCAL),
     ],
 )
