@@ -50,8 +50,9 @@ class Node:
     def queue(self) -> str:
         return replica_queue(self.name) if self.role == "replica" else self.env["CELERY_QUEUE"]
 
-    def start_web(self) -> None:
-        self.web = live.start_web(self.env, self.port, self.logs)
+    def start_web(self, **extra: str) -> None:
+        """Start the web server, with `extra` settings for this run of it only."""
+        self.web = live.start_web({**self.env, **extra}, self.port, self.logs)
 
     def start_worker(self) -> None:
         # Each start logs to a new file: "ready." must be this start's.
@@ -241,6 +242,19 @@ def require_shared_backends(live_env: dict[str, str]) -> None:
         pytest.skip(
             "the nodes of a cluster share PostgreSQL and Redis: run with DATABASE_URL and CELERY_BROKER_URL"
         )
+
+
+@contextlib.contextmanager
+def primary_web_with(cluster: Cluster, **extra: str) -> Iterator[None]:
+    """The primary's web server restarted with `extra` settings (REPLICATION_MIN_ACKS, say)
+    for the block, then as it was."""
+    cluster.primary.stop_web()
+    cluster.primary.start_web(**extra)
+    try:
+        yield
+    finally:
+        cluster.primary.stop_web()
+        cluster.primary.start_web()
 
 
 @contextlib.contextmanager

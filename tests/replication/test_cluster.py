@@ -11,10 +11,16 @@ import urllib.request
 
 import pytest
 
-from replication.models import ChangeConfirmation
+from replication.models import ChangeConfirmation, ReplicaState
 from repos import services
 from repos.models import ChangeKind, Repository, RepositoryChange
-from tests.replication.cluster import Cluster, git_env, require_shared_backends, running_cluster
+from tests.replication.cluster import (
+    Cluster,
+    git_env,
+    primary_web_with,
+    require_shared_backends,
+    running_cluster,
+)
 from tests.repos.livepush import Account, client_env
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -229,7 +235,8 @@ def test_200_pushes_across_20_repositories_converge(cluster: Cluster, tmp_path):
                 if result.returncode:
                     errors.append(result.stderr)
 
-    threads = [threading.Thread(target=pusher, args=(range(k, 20, 4),)) for k in range(4)]
+    # Two pushers at once: the suite's other tests share these two cores.
+    threads = [threading.Thread(target=pusher, args=(range(k, 20, 2),)) for k in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -322,3 +329,64 @@ def _wait(predicate, timeout: float = 30.0):
             return value
         time.sleep(0.05)
     raise AssertionError("timed out")
+
+
+# --- REPLICATION_MIN_ACKS: the primary's web server restarted with it --------------------------
+
+
+@pytest.fixture
+def min_acks(cluster: Cluster):
+    with primary_web_with(cluster, REPLICATION_MIN_ACKS="2", REPLICATION_ACK_TIMEOUT_SECONDS="3"):
+        yield cluster
+
+
+def held(repo) -> dict[str, int]:
+    return dict(ReplicaState.objects.filter(repository_id=repo.pk).values_list("node__name", "generation"))
+
+
+def test_min_acks_a_push_returns_once_both_replicas_hold_it(min_acks: Cluster, tmp_path):
+    cluster = min_acks
+    alice = Account("alice")
+    repo = services.repository_create(owner=alice.user, name="acked")
+    env = client_env(tmp_path / "home")
+    path = work_tree(tmp_path, env)
+    for n in range(3):
+        tip = commit(path, env, f"f{n}.txt", f"{n}\n")
+        out = git("push", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+        assert "only" not in out.stderr, out.stderr
+        # No waiting here: the acknowledgement itself came after both replicas fetched.
+        # The push's own change (follow-up work such as maintenance may have added more).
+        generation = (
+            RepositoryChange.objects.filter(repository=repo, kind=ChangeKind.PUSH)
+            .order_by("-generation")
+            .first()
+        ).generation
+        states = held(repo)
+        assert all(states.get(node.name, -1) >= generation for node in cluster.replicas), (generation, states)
+        assert all(node.refs(repo)["refs/heads/main"] == tip for node in cluster.replicas)
+
+
+def test_min_acks_without_replicas_a_push_is_acknowledged_after_the_timeout_with_a_warning(
+    min_acks: Cluster, tmp_path
+):
+    cluster = min_acks
+    alice = Account("alice")
+    repo = services.repository_create(owner=alice.user, name="unacked")
+    env = client_env(tmp_path / "home")
+    path = work_tree(tmp_path, env)
+    commit(path, env, "a.txt", "a\n")
+    for node in cluster.replicas:
+        node.stop_worker()
+    try:
+        start = time.monotonic()
+        out = git("push", alice.url(cluster.primary.host, repo), "main", cwd=path, env=env)
+        took = time.monotonic() - start
+        # Durable on the primary: acknowledged, and told how many replicas hold it.
+        assert "main -> main" in out.stderr
+        assert "only 0 of 2 replicas hold this push after 3 s" in out.stderr
+        assert took >= 3
+        assert cluster.primary.refs(repo)["refs/heads/main"]
+    finally:
+        for node in cluster.replicas:
+            node.start_worker()
+    cluster.wait_replicated(repo)  # back, they catch up
