@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from replication import nodes
 from replication.models import WriteMark
 from repos import signals
 from repos.models import ChangeKind
@@ -43,6 +44,6 @@ def record_write(user_id: int, repository_id: int, generation: int) -> None:
 
 @receiver(signals.repository_changed, dispatch_uid="replication.marks.write_mark")
 def write_mark(sender, *, repository_id, generation, kind, actor_id=None, **kwargs) -> None:
-    if actor_id is None or kind == ChangeKind.PURGE_REPOSITORY:
+    if actor_id is None or kind == ChangeKind.PURGE_REPOSITORY or not nodes.has_replicas():
         return
     record_write(actor_id, repository_id, generation)

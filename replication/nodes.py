@@ -114,11 +114,28 @@ def live_replicas() -> list[Node]:
     return nodes
 
 
+_registered_cache: tuple[float, bool] | None = None
+
+
+def has_replicas() -> bool:
+    """Whether the site has any replica that is not retired (cached ~1 s): a single node
+    writes no read-your-writes marks and waits for no confirmations."""
+    global _registered_cache
+    now = time.monotonic()
+    with _live_lock:
+        if _registered_cache is not None and now - _registered_cache[0] < LIVE_CACHE_SECONDS:
+            return _registered_cache[1]
+    found = registered_replicas().exists()
+    with _live_lock:
+        _registered_cache = (now, found)
+    return found
+
+
 def forget_live_replicas() -> None:
     """Drop the cached answer (a node was just registered or retired; tests)."""
-    global _live_cache
+    global _live_cache, _registered_cache
     with _live_lock:
-        _live_cache = None
+        _live_cache = _registered_cache = None
 
 
 # --- disk identity ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def dispatch(sender, *, change_id, repository_id, generation, kind, **_kwargs) -
 
     for node in nodes.live_replicas():
         sync_repository.apply_async((repository_id, generation), queue=replica_queue(node.name))
-    if kind in CONFIRMED_KINDS and not nodes.registered_replicas().exists():
+    if kind in CONFIRMED_KINDS and not nodes.has_replicas():
         changelog.complete(change_id)
 
 

@@ -9,6 +9,9 @@ generations in commit order, and changes of different repositories never wait on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -26,12 +29,15 @@ def record(
     push: Push | None = None,
     actor=None,
     summary: str = "",
+    also: Mapping[str, Any] | None = None,
 ) -> RepositoryChange:
-    """Append the repository's next change; its replicas are told once the transaction commits."""
+    """Append the repository's next change; its replicas are told once the transaction commits.
+    `also`: other columns of the repository's row to update in the same statement (a push
+    counts towards maintenance), one UPDATE per change rather than two."""
     if not connection.in_atomic_block:
         raise RuntimeError("changelog.record must run inside the transaction that records the change")
     kind = ChangeKind(kind)
-    Repository.objects.filter(pk=repository_id).update(generation=F("generation") + 1)
+    Repository.objects.filter(pk=repository_id).update(generation=F("generation") + 1, **(also or {}))
     generation = Repository.objects.filter(pk=repository_id).values_list("generation", flat=True).first()
     if generation is None:
         # Only a repository's purge runs after its row is gone: continue from the log.

@@ -197,10 +197,14 @@ def _record(
             [PushCommit(repository=repo, push=push, sha=sha, position=i) for i, sha in enumerate(commits)],
             ignore_conflicts=True,
         )
-        Repository.objects.filter(pk=repo.pk).update(
-            pushes_since_maintenance=F("pushes_since_maintenance") + 1
+        changelog.record(
+            repo.pk,
+            kind,
+            push=push,
+            actor=pusher,
+            summary=_summary(updates),
+            also={"pushes_since_maintenance": F("pushes_since_maintenance") + 1},
         )
-        changelog.record(repo.pk, kind, push=push, actor=pusher, summary=_summary(updates))
         due = (repo.pushes_since_maintenance + 1) >= settings.MAINTENANCE_PUSH_THRESHOLD
         push_id, repo_id = push.pk, repo.pk
         if due:

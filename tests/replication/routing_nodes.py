@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.cookiejar
 import os
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -104,7 +105,12 @@ def sync(nodes: Nodes, repo) -> int:
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         git(env, "clone", "--quiet", "--mirror", str(source), str(target))
-    node, _ = Node.objects.get_or_create(name="r1", defaults={"role": "replica"})
+    node, created = Node.objects.get_or_create(name="r1", defaults={"role": "replica"})
+    if created:
+        # The primary's processes learn of a new replica within their cache's second.
+        from replication.nodes import LIVE_CACHE_SECONDS
+
+        time.sleep(LIVE_CACHE_SECONDS + 0.1)
     ReplicaState.objects.update_or_create(
         node=node, repository=repo, defaults={"generation": generation, "synced_at": timezone.now()}
     )

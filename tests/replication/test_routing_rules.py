@@ -259,7 +259,22 @@ def test_a_session_names_its_user(db):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_single_node_writes_no_marks():
+    from replication import nodes
+
+    nodes.forget_live_replicas()
+    alice = UserFactory(username="alice")
+    repo = services.repository_create(owner=alice, name="project")
+    _change(repo, actor=alice)
+    assert not WriteMark.objects.exists()  # no replica to read from: nothing to remember
+
+
+@pytest.mark.django_db(transaction=True)
 def test_write_marks_follow_the_log_upwards_only():
+    from replication import nodes
+
+    Node.objects.create(name="r-marks", role="replica")
+    nodes.forget_live_replicas()
     alice = UserFactory(username="alice")
     repo = services.repository_create(owner=alice, name="project")
     generation = _change(repo, actor=alice)  # committed: the receiver ran
