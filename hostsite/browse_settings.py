@@ -10,6 +10,28 @@ from django.core.exceptions import ImproperlyConfigured
 
 from hostsite.env import env_bool, env_int, env_list
 
+# What hostsite.settings takes from here.
+__all__ = [
+    "BLAME_TIMEOUT",
+    "BLOB_MAX_DISPLAY_BYTES",
+    "DIFF_FULL_MAX_BYTES",
+    "DIFF_FULL_MAX_FILES",
+    "DIFF_FULL_MAX_FILE_LINES",
+    "DIFF_MAX_BYTES",
+    "DIFF_MAX_FILES",
+    "DIFF_MAX_FILE_LINES",
+    "DOCUMENT_RENDER_TIMEOUT",
+    "IMAGE_PROXY_ALLOW_NETWORKS",
+    "IMAGE_PROXY_CACHE_MAX_BYTES",
+    "IMAGE_PROXY_CACHE_SECONDS",
+    "IMAGE_PROXY_ENABLED",
+    "IMAGE_PROXY_MAX_BYTES",
+    "IMAGE_PROXY_TIMEOUT",
+    "SEARCH_TIMEOUT",
+    "SITE_SEARCH_MAX_FILE_BYTES",
+    "SITE_SEARCH_TIMEOUT",
+]
+
 DIFF_MAX_BYTES = env_int("DIFF_MAX_KB", 1024, minimum=1) * 1024
 DIFF_MAX_FILES = env_int("DIFF_MAX_FILES", 300, minimum=1)
 DIFF_MAX_FILE_LINES = env_int("DIFF_MAX_FILE_LINES", 2000, minimum=1)

@@ -321,26 +321,7 @@ from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads 
     REST_FRAMEWORK,
     SPECTACULAR_SETTINGS,
 )
-from hostsite.browse_settings import (  # noqa: E402, F401 - settings Django reads from here
-    BLAME_TIMEOUT,
-    BLOB_MAX_DISPLAY_BYTES,
-    DIFF_FULL_MAX_BYTES,
-    DIFF_FULL_MAX_FILE_LINES,
-    DIFF_FULL_MAX_FILES,
-    DIFF_MAX_BYTES,
-    DIFF_MAX_FILE_LINES,
-    DIFF_MAX_FILES,
-    DOCUMENT_RENDER_TIMEOUT,
-    IMAGE_PROXY_ALLOW_NETWORKS,
-    IMAGE_PROXY_CACHE_MAX_BYTES,
-    IMAGE_PROXY_CACHE_SECONDS,
-    IMAGE_PROXY_ENABLED,
-    IMAGE_PROXY_MAX_BYTES,
-    IMAGE_PROXY_TIMEOUT,
-    SEARCH_TIMEOUT,
-    SITE_SEARCH_MAX_FILE_BYTES,
-    SITE_SEARCH_TIMEOUT,
-)
+from hostsite.browse_settings import *  # noqa: E402, F403 - its __all__: browsing, blame, search
 from hostsite.node_settings import *  # noqa: E402, F403 - nodes and replication (docs/operations.md)
 from hostsite.ssh_settings import *  # noqa: E402, F403 - its __all__, the SSH_* settings
 
