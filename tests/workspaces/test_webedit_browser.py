@@ -73,7 +73,9 @@ def test_edit_add_upload_and_delete_each_end_in_a_proposal(world, browser_page, 
     shot(page, "webedit-blob.png")
     page.click("#edit-file")
     assert page.locator("textarea[name=content]").input_value() == "base\n"
-    assert page.locator("[data-editor-status]").inner_text() == "1 line, 5 characters"  # the script ran
+    # The deferred script runs after the click returns: wait for its status line.
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("[data-editor-status]")).to_have_text("1 line, 5 characters")
     page.fill("textarea[name=content]", f"base\nedited {XSS}\n")
     shot(page, "webedit-editor.png")
     edited = commit_and_propose(page, base, f"Edit the file {XSS}")
