@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from celery import Celery, Task
-from celery.signals import worker_init
+from celery.signals import task_postrun, task_prerun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hostsite.settings")
 
@@ -48,6 +48,20 @@ def send_held(held: list) -> None:
 app = Celery("hostsite", task_cls=HostsiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _recycle_connections(sender=None, **_kwargs) -> None:
+    """Between tasks, as between requests: a connection past CONN_MAX_AGE, broken, or left in
+    a transaction is closed, any other kept (settings.CELERY_DB_REUSE_MAX turns off Celery's
+    closing of every connection around every task). Not for an eager task: it runs inside its
+    caller's transaction."""
+    if sender is not None and getattr(sender.request, "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()
 
 
 def ensure_broker_folders() -> None:

@@ -195,6 +195,10 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "hostsite")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes every database connection before and after each task unless this
+# is set: a new PostgreSQL session (a server process forked) per task. hostsite.celery applies
+# Django's own rule between tasks instead: CONN_MAX_AGE, and a broken connection dropped.
+CELERY_DB_REUSE_MAX = 1 << 30
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

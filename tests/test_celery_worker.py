@@ -78,3 +78,44 @@ def test_maintenance_follows_enough_pushes(celery_worker_process, live_server_ur
         alive=celery_worker_process,
     )
     assert Repository.objects.get(pk=repo.pk).pushes_since_maintenance == 0
+
+
+def test_a_worker_keeps_its_database_sessions_between_tasks(celery_worker_process):
+    """Celery's Django fixup closes every connection around every task, a new PostgreSQL
+    session (a server process) each time; the site keeps them as for requests (CONN_MAX_AGE)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "sessions are PostgreSQL's: the suite runs on SQLite (DATABASE_URL=postgres://... tests it)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now()")
+        (started,) = cursor.fetchone()
+
+    def run_tasks(total: int) -> set[int]:
+        """After `total` runs in all: the worker's sessions (opened since the test started)."""
+        schedule_maintenance.delay()
+        wait_until(
+            lambda: celery_worker_process.log().count("Task repos.tasks.schedule_maintenance[") >= 2 * total,
+            timeout=30,
+            what=lambda: f"{total} runs; worker log:\n{celery_worker_process.log()}",
+            alive=celery_worker_process,
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_start > %s",
+                [started],
+            )
+            return {pid for (pid,) in cursor.fetchall()}
+
+    warm: set[int] = set()
+    for n in range(1, 5):  # both pool processes have run a task, most likely
+        warm |= run_tasks(n)
+    later: set[int] = set()
+    for n in range(5, 11):
+        later |= run_tasks(n)
+    assert warm, "no session of the worker outlived its task"
+    assert len(later - warm) <= 1, (warm, later)

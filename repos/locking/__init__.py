@@ -41,6 +41,7 @@ class _Lock(Protocol):
     def try_acquire(self) -> bool: ...
     def release(self) -> None: ...
     def close(self) -> None: ...
+    def give_up(self) -> None: ...
 
 
 # A claim that finds the lock taken retries this long before answering None: a flock probe by
@@ -107,7 +108,7 @@ def _acquire(kind: str, repo_id: int, note: str, timeout: float) -> Claim | None
         while not lock.try_acquire():
             left = deadline - time.monotonic()
             if left <= 0:
-                lock.close()
+                lock.give_up()
                 return None
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.2)

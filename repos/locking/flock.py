@@ -63,6 +63,9 @@ class FileLock:
             os.close(self.fd)
             self.fd = -1
 
+    def give_up(self) -> None:
+        self.close()
+
 
 def holders(kind: str, repo_ids: Iterable[int]) -> dict[int, str]:
     """Probe each file with a shared lock: it fails only while an exclusive holder lives. The
