@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import time
 import uuid
@@ -29,6 +30,28 @@ def pytest_xdist_setupnodes(config, specs):
         spec.env["VAR_DIR"] = str(var_dir)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and then, before it drops the test database: no session may be left on
+    it, or PostgreSQL refuses the drop. This process's pooled lock sessions
+    (repos.locking.advisory) are closed, the connections of test threads that ended are
+    collected, and whatever is left (a straggler of a child process) is ended."""
+    yield
+    from django.db import connection
+
+    from repos.locking.advisory import close_idle_sessions
+
+    close_idle_sessions()
+    gc.collect()
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_storage(tmp_path_factory):
     """Every test session gets its own REPO_ROOT and Celery queue, shared with the processes
@@ -52,6 +75,17 @@ def _isolated_storage(tmp_path_factory):
     # The queue may never have been declared, hence suppress.
     with app.connection_for_write() as conn, contextlib.suppress(Exception):
         conn.default_channel.queue_purge(queue)
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_replicas():
+    """The live-replica answer is cached for a second per process (replication.nodes): one a
+    test's cluster left must not send the next test's changes to nodes that are gone."""
+    from replication import nodes
+
+    nodes.forget_live_replicas()
+    yield
+    nodes.forget_live_replicas()
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ import contextlib
 import os
 import subprocess
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -265,3 +266,38 @@ def running_cluster(base_env: dict[str, str], root: Path, **kwargs) -> Iterator[
         yield cluster
     finally:
         cluster.stop()
+
+
+# --- a client of the cluster ----------------------------------------------------------------
+
+
+def git(*args, cwd=None, env=None, check=True, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=timeout
+    )
+
+
+def work_tree(tmp_path, env, name="work"):
+    path = tmp_path / name
+    git("init", "-q", "-b", "main", str(path), env=env)
+    git("config", "user.name", "Alice", cwd=path, env=env)
+    git("config", "user.email", "alice@example.invalid", cwd=path, env=env)
+    return path
+
+
+def commit(path, env, name: str, content: str | bytes) -> str:
+    file = path / name
+    file.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        file.write_bytes(content)
+    else:
+        file.write_text(content)
+    git("add", name, cwd=path, env=env)
+    git("commit", "-q", "-m", f"add {name}", cwd=path, env=env)
+    return git("rev-parse", "HEAD", cwd=path, env=env).stdout.strip()
+
+
+def served_by(url: str, headers: dict[str, str] | None = None) -> str:
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.headers.get("X-Hostsite-Node", "")

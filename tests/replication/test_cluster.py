@@ -3,7 +3,6 @@ sharing PostgreSQL and Redis: real pushes, real clones, real take-downs and purg
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 import urllib.error
@@ -12,16 +11,22 @@ import urllib.request
 import pytest
 
 from replication.models import ChangeConfirmation, ReplicaState
+from replication.models import Node as NodeRow
 from repos import services
 from repos.models import ChangeKind, Repository, RepositoryChange
 from tests.replication.cluster import (
     Cluster,
+    commit,
+    git,
     git_env,
     primary_web_with,
     require_shared_backends,
     running_cluster,
+    served_by,
+    work_tree,
 )
 from tests.repos.livepush import Account, client_env
+from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -33,44 +38,16 @@ def running(live_env, tmp_path_factory, django_db_blocker):
     # Generous lag for anonymous reads: a test that wants a replica to forward makes it lag on purpose.
     with running_cluster(live_env, tmp_path_factory.mktemp("cluster"), REPLICA_MAX_LAG_SECONDS="60") as c:
         yield c
+    # Their heartbeats registered the nodes again after the last test's flush: rows of nodes
+    # that are gone would look live to the next module's tests for NODE_DOWN_SECONDS.
+    with django_db_blocker.unblock():
+        NodeRow.objects.filter(name__in=[node.name for node in c.nodes]).delete()
 
 
 @pytest.fixture
 def cluster(running: Cluster) -> Cluster:
     running.wait_live()
     return running
-
-
-def git(*args, cwd=None, env=None, check=True, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=timeout
-    )
-
-
-def work_tree(tmp_path, env, name="work"):
-    path = tmp_path / name
-    git("init", "-q", "-b", "main", str(path), env=env)
-    git("config", "user.name", "Alice", cwd=path, env=env)
-    git("config", "user.email", "alice@example.invalid", cwd=path, env=env)
-    return path
-
-
-def commit(path, env, name: str, content: str | bytes) -> str:
-    file = path / name
-    file.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        file.write_bytes(content)
-    else:
-        file.write_text(content)
-    git("add", name, cwd=path, env=env)
-    git("commit", "-q", "-m", f"add {name}", cwd=path, env=env)
-    return git("rev-parse", "HEAD", cwd=path, env=env).stdout.strip()
-
-
-def served_by(url: str, headers: dict[str, str] | None = None) -> str:
-    request = urllib.request.Request(url, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return response.headers.get("X-Hostsite-Node", "")
 
 
 @pytest.fixture
@@ -197,12 +174,20 @@ def test_take_down_and_purge_reach_both_replicas(cluster: Cluster, project):
         refs = node.refs(repo)
         assert "refs/users/mallory/leak" not in refs
         assert refs["refs/takedown/mallory/leak"] == secret
-    _wait(lambda: RepositoryChange.objects.get(pk=takedown.pk).completed_at is not None)
+    wait_until(
+        lambda: RepositoryChange.objects.get(pk=takedown.pk).completed_at is not None,
+        timeout=30,
+        what="the take-down confirmed by both replicas",
+    )
 
     moderation.do_purge_workspace(repo=repo, user=mallory.user, acting_user=staff, reason="leak")
     cluster.wait_replicated(repo)
     purge = RepositoryChange.objects.get(repository=repo, kind=ChangeKind.PURGE)
-    _wait(lambda: RepositoryChange.objects.get(pk=purge.pk).completed_at is not None)
+    wait_until(
+        lambda: RepositoryChange.objects.get(pk=purge.pk).completed_at is not None,
+        timeout=30,
+        what="the purge confirmed by both replicas",
+    )
     confirmed = set(ChangeConfirmation.objects.filter(change=purge).values_list("node__name", flat=True))
     assert confirmed == {node.name for node in cluster.replicas}
     assert not cluster.primary.has_object(repo, blob)
@@ -261,7 +246,9 @@ def test_a_replica_killed_mid_fetch_resumes_with_no_partial_refs(cluster: Cluste
     # 40 MB that does not compress: the fetch takes long enough to be killed in the middle.
     big = commit(path, env, "big.bin", os.urandom(40 * 1024 * 1024))
     git("push", "-q", alice.url(cluster.primary.host, repo), "main", "main:refs/heads/big", cwd=path, env=env)
-    fetching = _wait(lambda: _git_fetch_under(victim), timeout=30)
+    fetching = wait_until(
+        lambda: _git_fetch_under(victim), timeout=30, what="a fetch running under the replica's worker"
+    )
     assert fetching
     victim.kill_worker()
     assert victim.refs(repo) == before  # nothing half-done is visible
@@ -319,16 +306,6 @@ def _git_fetch_under(node) -> bool:
         if root in cmdline and (b"\0fetch\0" in cmdline or b"index-pack" in cmdline):
             return True
     return False
-
-
-def _wait(predicate, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 # --- REPLICATION_MIN_ACKS: the primary's web server restarted with it --------------------------
