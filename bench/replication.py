@@ -26,7 +26,12 @@ with a REPO_ROOT of its own; five repositories with a first commit, replicated.
 3. Primary CPU per push: blocks of pushes with both replicas running and with both stopped
    (their heartbeats stale, so the primary sends them nothing), alternating; CPU seconds of the
    primary's web server and worker trees (reaped git children included) per push, the replicas'
-   fetches included (each block ends once they caught up).
+   fetches included (each block ends once they caught up and the primary's processes have
+   been idle for a second). What a push sets off later (a bundle build 30 s on, maintenance
+   every so many pushes) lands in whichever block it falls in, in either mode: the ratio is
+   of the medians over `--blocks` pairs of `--block` (20) pushes. Then, beside it, what one
+   replica's fetch of one push costs the primary, measured alone (bench/replication_fetch.py):
+   with the replicas stopped, the bench fetches each new push the way a replica does.
 
 Targets (from the issue): lag p50 <= 300 ms and p99 <= 1 s at 5 pushes/s; min-acks adds
 <= 100 ms; CPU per push with 2 replicas <= 1.3x none.
@@ -57,6 +62,7 @@ from bench.harness import (
     user_token,
     verdict,
 )
+from bench.replication_fetch import fetch_cost
 from bench.replication_lag import REPOS, check_served, measure_lag
 from bench.replication_nodes import GUNICORN, BenchCluster, fresh_database
 from hostsite import processes
@@ -144,7 +150,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             replica.pin(everything - {0})
         os.sched_setaffinity(0, everything - {0})
     cpu: dict[str, list[float]] = {"two": [], "none": []}
-    for _ in range(args.blocks):
+    per_fetch = None
+    for block in range(args.blocks):
         for mode in ("two", "none"):
             if mode == "none":
                 for replica in cluster.replicas:
@@ -154,8 +161,11 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             push_block(clients, args.block)
             if mode == "two":
                 cluster.wait_replicated(names)
-            time.sleep(2)  # the primary's post-push tasks, either way
+            settle(cluster.primary)  # the primary's post-push tasks, either way
             cpu[mode].append((cluster.primary.cpu() - before) / args.block)
+            if mode == "none" and block == args.blocks - 1:
+                say(f"CPU: {args.fetches} fetches of one push each, replicas stopped")
+                per_fetch = fetch_cost(cluster, clients.push, repo_ids, tmp, args.fetches)
             if mode == "none":
                 for replica in cluster.replicas:
                     replica.start(procs)
@@ -197,6 +207,16 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             verdict(cpu_ratio <= CPU_RATIO),
         ),
     ]
+    none_ms = 1000 * (med(cpu["none"]) or 0)
+    fetch_ms = 1000 * (per_fetch or 0)
+    rows.append(
+        (
+            f"  primary CPU ms per replica fetch of a push, alone: {fetch_ms:.0f} ({fetch_ms / (none_ms or 1):.0%} of a push)",
+            f"{1 + 2 * fetch_ms / (none_ms or 1):.2f}x",
+            "",
+            "",
+        )
+    )
     rows += [
         (
             f"  for comparison at {rate}/s ({got:.2f} achieved): lag p50 / p99 (ms)",
@@ -223,8 +243,23 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
         "push_ms": {"min_acks_0": acks[0], "min_acks_1": acks[1], "added_median": added},
         "cpu_s_per_push": cpu,
         "cpu_ratio": cpu_ratio,
+        "cpu_s_per_fetch_alone": per_fetch,
         "pass": ok,
     }
+
+
+def settle(node, quiet: float = 1.0, timeout: float = 30.0) -> None:
+    """Wait until the node's processes have used no CPU for `quiet` seconds (its post-push
+    tasks done), at least 2 s; a fixed wait cut some blocks' tasks short and not others'."""
+    time.sleep(2)
+    deadline = time.monotonic() + timeout
+    last = node.cpu()
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = node.cpu()
+        if now - last < 0.02:  # two ticks: the heartbeat's own beat
+            return
+        last = now
 
 
 def restart_web(cluster: BenchCluster, procs: Processes, **extra: str) -> None:
@@ -255,8 +290,9 @@ def main() -> int:
         default=[2.0],
         help="lag at these rates too, for comparison (default 2)",
     )
-    p.add_argument("--block", type=int, default=10)
+    p.add_argument("--block", type=int, default=20)
     p.add_argument("--blocks", type=int, default=3)
+    p.add_argument("--fetches", type=int, default=20, help="fetches measured alone (CPU per replica fetch)")
     add_run_options(p)
     args = p.parse_args()
     holder: dict = {}
