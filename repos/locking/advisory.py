@@ -78,7 +78,7 @@ def close_idle_sessions() -> None:
     _pool.close_idle()
 
 
-def _new_session() -> BaseDatabaseWrapper:
+def _new_session(note: str) -> BaseDatabaseWrapper:
     db = connections.create_connection(DEFAULT_DB_ALIAS)
     # Released from whichever thread ends the job (a Celery task's finally, a heartbeat).
     db.inc_thread_sharing()
@@ -89,7 +89,9 @@ def _new_session() -> BaseDatabaseWrapper:
             cursor.execute(
                 "SELECT set_config('tcp_keepalives_idle', '30', false),"
                 " set_config('tcp_keepalives_interval', '10', false),"
-                " set_config('tcp_keepalives_count', '3', false)"
+                " set_config('tcp_keepalives_count', '3', false),"
+                " set_config('application_name', %s, false)",
+                [_truncated(note)],
             )
     except BaseException:
         _close(db)
@@ -106,12 +108,13 @@ def _close(db: BaseDatabaseWrapper) -> None:
         db.dec_thread_sharing()
 
 
+def _truncated(note: str) -> str:
+    return note.encode()[:NOTE_BYTES].decode("utf-8", "ignore")
+
+
 def _named(db: BaseDatabaseWrapper, note: str) -> None:
     with db.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('application_name', %s, false)",
-            [note.encode()[:NOTE_BYTES].decode("utf-8", "ignore")],
-        )
+        cursor.execute("SELECT set_config('application_name', %s, false)", [_truncated(note)])
 
 
 class AdvisoryLock:
@@ -126,12 +129,7 @@ class AdvisoryLock:
                 return
             except Error:
                 _close(pooled)
-        self.db = _new_session()
-        try:
-            _named(self.db, note)
-        except BaseException:
-            _close(self.db)
-            raise
+        self.db = _new_session(note)
 
     def try_acquire(self) -> bool:
         with self.db.cursor() as cursor:
@@ -179,10 +177,7 @@ class AdvisoryLock:
 
     def _return(self) -> None:
         self.closed = True
-        if self.db.in_atomic_block or self.db.needs_rollback:
-            _close(self.db)
-        else:
-            _pool.give_back(self.db)
+        _pool.give_back(self.db)
 
 
 def holders(keys: dict[int, tuple[int, int]]) -> dict[int, str]:
