@@ -19,8 +19,10 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from celery.signals import worker_ready
 from django.conf import settings
@@ -37,8 +39,21 @@ CATCH_UP_SECONDS = 60
 # live_replicas() is asked once per change; a push storm must not make it a query per push.
 LIVE_CACHE_SECONDS = 1.0
 
-_live_cache: tuple[float, list[Node]] | None = None
-_live_lock = threading.Lock()
+# name -> (when, answer): live_replicas() and has_replicas(), each asked once per change.
+_cache: dict[str, tuple[float, Any]] = {}
+_cache_lock = threading.Lock()
+
+
+def _cached(name: str, compute: Callable[[], Any]) -> Any:
+    now = time.monotonic()
+    with _cache_lock:
+        hit = _cache.get(name)
+        if hit is not None and now - hit[0] < LIVE_CACHE_SECONDS:
+            return hit[1]
+    answer = compute()
+    with _cache_lock:
+        _cache[name] = (now, answer)
+    return answer
 
 
 def is_replica() -> bool:
@@ -102,40 +117,24 @@ def registered_replicas():
 
 def live_replicas() -> list[Node]:
     """Replicas that are not retired and were seen within NODE_DOWN_SECONDS (cached ~1 s)."""
-    global _live_cache
-    now = time.monotonic()
-    with _live_lock:
-        if _live_cache is not None and now - _live_cache[0] < LIVE_CACHE_SECONDS:
-            return _live_cache[1]
-    cutoff = timezone.now() - timedelta(seconds=settings.NODE_DOWN_SECONDS)
-    nodes = list(registered_replicas().filter(last_seen_at__gte=cutoff))
-    with _live_lock:
-        _live_cache = (now, nodes)
-    return nodes
 
+    def query() -> list[Node]:
+        cutoff = timezone.now() - timedelta(seconds=settings.NODE_DOWN_SECONDS)
+        return list(registered_replicas().filter(last_seen_at__gte=cutoff))
 
-_registered_cache: tuple[float, bool] | None = None
+    return _cached("live", query)
 
 
 def has_replicas() -> bool:
     """Whether the site has any replica that is not retired (cached ~1 s): a single node
     writes no read-your-writes marks and waits for no confirmations."""
-    global _registered_cache
-    now = time.monotonic()
-    with _live_lock:
-        if _registered_cache is not None and now - _registered_cache[0] < LIVE_CACHE_SECONDS:
-            return _registered_cache[1]
-    found = registered_replicas().exists()
-    with _live_lock:
-        _registered_cache = (now, found)
-    return found
+    return _cached("registered", lambda: registered_replicas().exists())
 
 
 def forget_live_replicas() -> None:
     """Drop the cached answer (a node was just registered or retired; tests)."""
-    global _live_cache, _registered_cache
-    with _live_lock:
-        _live_cache = _registered_cache = None
+    with _cache_lock:
+        _cache.clear()
 
 
 # --- disk identity ----------------------------------------------------------------------------
