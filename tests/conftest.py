@@ -11,6 +11,9 @@ import pytest
 
 from tests import live
 from tests.factories import RepositoryFactory, UserFactory  # noqa: F401 - fixtures below use them
+from tests.support import flush
+
+flush.install()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -167,14 +170,17 @@ def celery_worker_process(live_env, _isolated_storage, tmp_path):
     logs.mkdir()
     worker = live.start_worker(live_env, logs, queue=_isolated_storage["queue"])
     yield worker
-    worker.stop()
+    # Killed, not stopped: a warm shutdown costs seconds per test, and what it would finish
+    # is the test's leftovers (the next worker starts on a purged queue).
+    worker.kill()
 
 
 @pytest.fixture(autouse=True)
 def _database_quiet_before_flush(request):
-    """A transactional test ends with a flush (TRUNCATE), which on PostgreSQL deadlocks with a
-    live server or worker still finishing what the test started (a push's post-response work,
-    a task): wait until no other session of the test database is busy before it runs."""
+    """A transactional test ends with a flush (tests.support.flush), which must not race a live
+    server or worker still finishing what the test started (a push's post-response work, a
+    task) and writing rows after it: wait until no other session of the test database is busy
+    before it runs."""
     marker = request.node.get_closest_marker("django_db")
     if marker is None or not marker.kwargs.get("transaction"):
         yield
