@@ -52,3 +52,10 @@ def chromium_page(monkeypatch, *, width: int, height: int, color_scheme: str | N
 def shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def expect(target):
+    """Playwright's expect, the way to wait for a page to change: it polls from Playwright's own
+    script world. page.wait_for_function polls a function in the page, which needs eval, and
+    the site's CSP (script-src 'self') refuses that unless the condition holds at once."""
+    return pytest.importorskip("playwright.sync_api").expect(target)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import SHOTS, chromium_page, shot
+from tests.browser import SHOTS, chromium_page, expect, shot
 from tests.repos.histories import Work
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -101,7 +101,7 @@ def test_a_range_in_the_address_is_marked_and_scrolled_to(browser, published):
     box = browser.locator("#L100").bounding_box()
     assert 0 <= box["y"] <= 700
     browser.evaluate("window.location.hash = '#L3'")
-    browser.wait_for_function("document.querySelectorAll('tr.selected').length === 1")
+    expect(browser.locator("tr.selected")).to_have_count(1)
     assert selected(browser) == ["L3"]
     assert browser.errors == []
 
@@ -117,7 +117,7 @@ def test_click_shift_click_and_keyboard_select_and_the_permalink_follows(browser
     permalink = f"/olga/proj/blob/{sha}/src/wide.py#L30-L35"
     assert browser.get_attribute("#permalink", "href") == permalink
     browser.click("#copy-permalink")
-    browser.wait_for_function("document.getElementById('permalink-status').textContent !== ''")
+    expect(browser.locator("#permalink-status")).not_to_have_text("")
     assert browser.evaluate("navigator.clipboard.readText()") == base + permalink
     # Keyboard: the numbers are links; Enter selects, Shift+Enter extends.
     browser.focus("#L40 td.num a")

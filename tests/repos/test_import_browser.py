@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from repos.models import ImportState, RepositoryImport
-from tests.browser import chromium_page, shot
+from tests.browser import chromium_page, expect, shot
 from tests.factories import UserFactory
 from tests.repos.importlive import history_stream, serve, source_env
 
@@ -75,12 +75,8 @@ def test_import_from_the_new_page_shows_live_progress_then_the_files(
         # reloads the page once the import is done (only the script can: the page has no
         # refresh of its own, so the files appearing proves it polled).
         first = page.inner_text("[data-import=phase]")
-        page.wait_for_function(
-            "(first) => { const p = document.querySelector('[data-import=\"phase\"]');"
-            " return !p || p.textContent.trim() !== first; }",
-            arg=first,
-            timeout=60_000,
-        )
+        moved = page.locator("[data-import=phase]").filter(has_not_text=first)
+        expect(moved.or_(page.get_by_text("Recent commits")).first).to_be_visible(timeout=60_000)
         shot(page, "import-progress.png")
         page.wait_for_selector("text=Recent commits", timeout=120_000)
         shot(page, "import-done.png")

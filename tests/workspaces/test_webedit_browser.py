@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from reviews.models import Proposal
-from tests.browser import chromium_page, shot
+from tests.browser import chromium_page, expect, shot
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -74,7 +74,6 @@ def test_edit_add_upload_and_delete_each_end_in_a_proposal(world, browser_page, 
     page.click("#edit-file")
     assert page.locator("textarea[name=content]").input_value() == "base\n"
     # The deferred script runs after the click returns: wait for its status line.
-    expect = pytest.importorskip("playwright.sync_api").expect
     expect(page.locator("[data-editor-status]")).to_have_text("1 line, 5 characters")
     page.fill("textarea[name=content]", f"base\nedited {XSS}\n")
     shot(page, "webedit-editor.png")
