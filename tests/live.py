@@ -70,10 +70,6 @@ class ManagedProcess(processes.Child):
             name, argv, env=env, cwd=BASE_DIR, log_path=log_dir / f"{name}.log", parent_death=False
         )
 
-    def kill(self) -> None:
-        """SIGKILL the whole process group at once and reap it."""
-        self.reap(0)
-
 
 def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2", "ACCESS_LOG": "0"}
