@@ -12,11 +12,9 @@ TEST_ENV := SECRET_KEY="$${SECRET_KEY:-insecure-test-only-key}"
 # The suite runs in TEST_WORKERS processes (pytest-xdist), each taking whole test files
 # (--dist loadfile: a module's fixtures are built once, in one process). Tests spend most of
 # their time waiting on git, servers and workers, so more workers than cores pay. TEST_WORKERS=0
-# runs it in this one process (for -x, --pdb or reading one test's output in order). Files go
-# out in collection order, longest first (tests/conftest.py), not xdist's default of most tests
-# first, which left the long modules with few tests for last.
+# runs it in this one process (for -x, --pdb or reading one test's output in order).
 TEST_WORKERS ?= 4
-XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run test test-fast pytest check lint fmt types venv clean
 

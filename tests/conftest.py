@@ -256,29 +256,7 @@ def world(live_server_url, tmp_path, git_home):
 LIVE_FIXTURES = frozenset({"live_web", "live_server_url", "celery_worker_process"})
 
 
-# The longest modules (tens of seconds each, measured with --durations) run first. pytest-xdist
-# hands whole files to its workers in collection order (the Makefile turns off its reordering by
-# number of tests, which sent these modules of few long tests out last, to keep one worker busy
-# after the others had finished). First, the many short modules fill in around them.
-LONGEST_FIRST = (
-    "tests/replication/test_cluster.py",
-    "tests/test_make_run.py",
-    "tests/test_worker_death.py",
-    "tests/sshgit/test_ssh_recording.py",
-    "tests/test_takedown_matrix.py",
-    "tests/sshgit/test_ssh_matrix.py",
-    "tests/sshgit/test_ssh_workspaces.py",
-    "tests/test_browser_ui.py",
-    "tests/test_schemathesis.py",
-    "tests/repos/test_packing.py",
-    "tests/workspaces/test_cleanup_property.py",
-    "tests/replication/test_sync.py",
-)
-
-
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if LIVE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
-    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
