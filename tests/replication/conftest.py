@@ -5,7 +5,8 @@ import uuid
 import pytest
 
 from replication import nodes
-from tests.replication.support import Replica
+from replication.queues import replica_queue
+from tests.replication.support import Replica, delete_queues
 
 
 @pytest.fixture
@@ -37,3 +38,4 @@ def make_replica(tmp_path, live_server_url):
 
     yield make
     nodes.forget_live_replicas()
+    delete_queues([replica_queue(replica.name) for replica in made])
