@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import time
@@ -75,9 +74,7 @@ def _isolated_storage(tmp_path_factory):
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     yield {"repo_root": root, "queue": queue, "bundle_root": bundle_root}
     # Messages no worker consumed must not outlive the session (Redis is shared).
-    # The queue may never have been declared, hence suppress.
-    with app.connection_for_write() as conn, contextlib.suppress(Exception):
-        conn.default_channel.queue_purge(queue)
+    live.empty_queues(queue, delete=True)
 
 
 @pytest.fixture(autouse=True)
@@ -162,10 +159,7 @@ def celery_worker_process(live_env, _isolated_storage, tmp_path):
     real broker. The queue is emptied first: what earlier tests left there (their repositories
     are gone) must not delay this test's tasks. And no worker runs between tests, where it
     would race the next test's own calls and hold up its database transactions."""
-    from hostsite.celery import app
-
-    with app.connection_for_write() as conn, contextlib.suppress(Exception):
-        conn.default_channel.queue_purge(_isolated_storage["queue"])
+    live.empty_queues(_isolated_storage["queue"])
     logs = tmp_path / "worker-logs"
     logs.mkdir()
     worker = live.start_worker(live_env, logs, queue=_isolated_storage["queue"])

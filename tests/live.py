@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ __all__ = [
     "PY",
     "ManagedProcess",
     "database_url",
+    "empty_queues",
     "free_port",
     "processes_with_marker",
     "start_web",
@@ -40,6 +42,21 @@ def database_url(settings_dict: dict) -> str:
         port = settings_dict.get("PORT") or 5432
         return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
     raise RuntimeError(f"unsupported engine {engine}")
+
+
+def empty_queues(*names: str, delete: bool = False) -> None:
+    """Purge the named queues of the test session's broker (and delete them: a queue named for
+    one run or one node is not used again). Redis outlives the run, and a worker started later
+    on a queue must not meet an earlier test's messages. A queue never declared, or a broker
+    that is down, is nothing to clean."""
+    from hostsite.celery import app
+
+    with contextlib.suppress(Exception), app.connection_for_write() as conn:
+        for name in names:
+            with contextlib.suppress(Exception):
+                conn.default_channel.queue_purge(name)
+                if delete:
+                    conn.default_channel.queue_delete(name)
 
 
 def processes_with_marker(marker: str) -> list[int]:

@@ -18,7 +18,6 @@ from pathlib import Path
 from hostsite import processes
 from replication.queues import replica_queue
 from tests import live
-from tests.replication.support import delete_queues
 
 
 @dataclass
@@ -176,7 +175,7 @@ class Cluster:
     def stop(self) -> None:
         for node in reversed(self.nodes):
             node.stop()
-        delete_queues([node.queue for node in self.replicas])
+        live.empty_queues(*(node.queue for node in self.replicas), delete=True)
 
     def wait_live(self, timeout: float = 30.0) -> None:
         """Wait until every node is registered and seen (a test database's flush deletes the

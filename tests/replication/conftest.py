@@ -6,7 +6,8 @@ import pytest
 
 from replication import nodes
 from replication.queues import replica_queue
-from tests.replication.support import Replica, delete_queues
+from tests import live
+from tests.replication.support import Replica
 
 
 @pytest.fixture
@@ -38,4 +39,4 @@ def make_replica(tmp_path, live_server_url):
 
     yield make
     nodes.forget_live_replicas()
-    delete_queues([replica_queue(replica.name) for replica in made])
+    live.empty_queues(*(replica_queue(replica.name) for replica in made), delete=True)

@@ -19,18 +19,6 @@ from repos import changelog
 from repos.storage import repository_path
 
 
-def delete_queues(names: list[str]) -> None:
-    """Empty and delete the named queues: the changes a test made queued syncs for replicas that
-    no worker serves once the test is over, and Redis outlives the run."""
-    from hostsite.celery import app
-
-    with app.connection_for_write() as conn:
-        for name in names:
-            with contextlib.suppress(Exception):  # never declared, or a broker without delete
-                conn.default_channel.queue_purge(name)
-                conn.default_channel.queue_delete(name)
-
-
 class Replica:
     def __init__(self, name: str, root: Path, primary_url: str):
         self.name = name

@@ -193,10 +193,7 @@ def test_cancel_from_the_repository_page_removes_everything(
 @pytest.fixture
 def capped_worker(live_env, _isolated_storage, tmp_path):
     """A worker whose imports may bring 1 MiB and 40 refs at most."""
-    from hostsite.celery import app
-
-    with app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(_isolated_storage["queue"])
+    live.empty_queues(_isolated_storage["queue"])
     (tmp_path / "logs").mkdir()
     caps = {"IMPORT_MAX_SIZE_MB": "1", "IMPORT_MAX_REFS": "40"}
     worker = live.start_worker({**live_env, **caps}, tmp_path / "logs", queue=_isolated_storage["queue"])
