@@ -4,9 +4,9 @@ proposal.
 Hidden must answer exactly like unknown: for anonymous users, a signed-in outsider and a
 maintainer, every such route answers a taken-down or hidden workspace's commit (full or
 abbreviated, lower or upper case: anonymous users in every form, the others in the full form
-and one more), ref, file or proposal with the same status and the same body as it answers a
-missing one; staff get the content. The repository's admins and the
-workspace's owner see a hidden workspace (but nothing taken down).
+and two more in turn), ref, file or proposal with the same status and the same body as it
+answers a missing one; staff get the content. The repository's admins and the workspace's
+owner see a hidden workspace (but nothing taken down).
 
 Routes are enumerated as in tests/test_visibility_matrix.py: a route of a repository without
 a row here fails `test_every_repository_route_has_a_takedown_row`, so whether it can show
@@ -336,10 +336,12 @@ MISSING = {"user": MISSING_USER, "proposal": MISSING_PROPOSAL, "push": MISSING_P
 
 def _forms_for(k: int) -> tuple[int, ...]:
     """The id forms asked of the k-th viewer: anonymous (k 0) every form; each other viewer the
-    full id and one other form in turn, so every form meets signed-in viewers too. A
-    normalisation slip lives in the lookup, whoever asks; the viewer's rule in the access
-    layer, whatever the form."""
-    return tuple(range(5)) if k == 0 else (0, 1 + (k - 1) % 4)
+    full id and two other forms in turn, so any two signed-in viewers in a row ask every form
+    (a normalisation slip lives in the lookup, whoever asks; the viewer's rule in the access
+    layer, whatever the form)."""
+    if k == 0:
+        return tuple(range(5))
+    return (0, 1 + (2 * k - 2) % 4, 1 + (2 * k - 1) % 4)
 
 
 def _cases(row: Check, values: dict, forms: tuple[int, ...]):
