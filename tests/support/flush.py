@@ -1,12 +1,11 @@
 """A transactional test's flush on PostgreSQL by DELETE, not Django's TRUNCATE.
 
-TRUNCATE gives every table (and index) a new file and takes an exclusive lock on each: about
-0.15 s for this schema on an idle machine, several times that beside a loaded suite, after each
-of the suite's hundreds of live tests. DELETE of the few rows a test leaves takes about 0.01 s
-and only row locks, so it does not wait for a live server's idle sessions either. Every foreign
-key here is DEFERRABLE INITIALLY DEFERRED (Django's own), and Django runs the flush in one
-transaction, so the order of the tables does not matter. A flush that resets sequences keeps
-Django's statement.
+TRUNCATE gives every table (and index) a new file and takes an exclusive lock on each: 0.14 s
+for this schema's 57 tables on an idle machine, after each of the suite's hundreds of live
+tests. DELETE of the few rows a test leaves took 0.01 s, and takes row locks only. Every
+foreign key here is DEFERRABLE INITIALLY DEFERRED (Django's own; test_flush.py checks), and
+Django runs the flush in one transaction, so the order of the tables does not matter. A flush
+that resets sequences keeps Django's statement.
 """
 
 from __future__ import annotations
