@@ -16,7 +16,7 @@ What it does, under one temporary directory:
    page through Django's request handler (middleware, routing, the view, the template),
    server side only. Cold = Django's cache cleared before the request (git's files stay in the
    OS page cache, as on a live server): the page highlights what its budget allows and
-   enqueues the rest (repos.blobrender); warm = the same request again; complete = warm
+   enqueues the rest (render.blobrender); warm = the same request again; complete = warm
    again once the task has highlighted the whole file (run in the child). Wall and CPU time
    (the process's and its git children's). Medians of --rounds cold and 4 x --rounds warm.
 3. cgit (Debian's /usr/lib/cgit/cgit.cgi, run as a CGI per request as fcgiwrap does; its

@@ -58,14 +58,31 @@ from bench.harness.refs import populate_workspaces
 from bench.harness.repository import Pusher, generate_repository
 from bench.harness.stats import ratio, verdict
 from bench.workspaces import describe_advertisement, fetch_advertisement
+from repos.hooks import refspace
 
 KINDS = {
     # kind: (pusher, refspec target, what)
-    "mapped": ("carol", "refs/heads/fix-{i}", "carol: git push origin fix-<i> (-> refs/users/carol/fix-<i>)"),
-    "direct": ("carol", "refs/users/carol/d{i}", "carol: HEAD:refs/users/carol/d<i>"),
-    "maintainer": ("mona", "refs/users/mona/d{i}", "mona (maintainer): HEAD:refs/users/mona/d<i>"),
+    "mapped": (
+        "carol",
+        "refs/heads/fix-{i}",
+        f"carol: git push origin fix-<i> (-> {refspace.WORKSPACES}carol/fix-<i>)",
+    ),
+    "direct": (
+        "carol",
+        refspace.workspace_ref("carol", "d{i}"),
+        f"carol: HEAD:{refspace.WORKSPACES}carol/d<i>",
+    ),
+    "maintainer": (
+        "mona",
+        refspace.workspace_ref("mona", "d{i}"),
+        f"mona (maintainer): HEAD:{refspace.WORKSPACES}mona/d<i>",
+    ),
     "maintainer_branch": ("mona", "refs/heads/mona-{i}", "mona: git push origin mona-<i> (a branch)"),
-    "maintainer_other": ("mona", "refs/users/carol/m{i}", "mona: HEAD:refs/users/carol/m<i> (proc-receive)"),
+    "maintainer_other": (
+        "mona",
+        refspace.workspace_ref("carol", "m{i}"),
+        f"mona: HEAD:{refspace.WORKSPACES}carol/m<i> (proc-receive)",
+    ),
 }
 TARGETS = [
     # (name, numerator kind, denominator kind, at most)

@@ -63,6 +63,7 @@ from bench.harness import (
     start_worker,
     verdict,
 )
+from repos.hooks import refspace
 
 TARGET_S = 2.0
 
@@ -97,7 +98,7 @@ def populate(git: Git, repo: Path, *, users: int, per_user: int) -> float:
     n = 0
     for u in range(users):
         for r in range(per_user):
-            batch.append(f"create refs/users/u{u:05d}/r{r} {commits[n % len(commits)]}\n")
+            batch.append(f"create {refspace.WORKSPACES}u{u:05d}/r{r} {commits[n % len(commits)]}\n")
             n += 1
         if len(batch) >= 10_000:
             git.run("--git-dir", str(repo), "update-ref", "--stdin", input="".join(batch).encode())
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
                 (work / f"draft-{serial}.txt").write_text(f"{user} draft {d} commit {c}\n" * 3)
                 git.run("-C", str(work), "add", "-A")
                 git.run("-C", str(work), "commit", "--quiet", "-m", f"{user} draft {d}.{c}")
-            ref = f"refs/users/{user}/d{d}"
+            ref = refspace.workspace_ref(user, f"d{d}")
             git.run("-C", str(work), "branch", "-f", f"{user}-d{d}", "draft")
             refspecs.append(f"refs/heads/{user}-d{d}:{ref}")
             drafts.append((user, ref))
@@ -220,7 +221,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
             str(repo_dir),
             "for-each-ref",
             "--format=%(refname)",
-            *(f"refs/users/{user}/" for user in contributors),
+            *(refspace.workspace_prefix(user) for user in contributors),
         )
         return set(out.split())
 
@@ -236,11 +237,13 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     start_points = sum(
         1
         for ref in git.run(
-            "--git-dir", str(repo_dir), "for-each-ref", "--format=%(refname)", "refs/users/"
+            "--git-dir", str(repo_dir), "for-each-ref", "--format=%(refname)", refspace.WORKSPACES
         ).split()
-        if ref.startswith("refs/users/u")
+        if ref.startswith(f"{refspace.WORKSPACES}u")
     )
-    archived = len(git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=x", "refs/archive/").split())
+    archived = len(
+        git.run("--git-dir", str(repo_dir), "for-each-ref", "--format=x", refspace.ARCHIVE).split()
+    )
 
     say("a push to main that lands nothing: the cost of looking")
     (work / "nothing.txt").write_text("nothing landed\n")

@@ -58,6 +58,7 @@ from bench.harness import (
     user_token,
     verdict,
 )
+from repos.hooks import refspace
 
 TARGET_S = 10.0
 
@@ -67,12 +68,13 @@ from django.db.models.signals import post_save
 from repos.models import Repository, User
 from reviews import mergecheck, receivers, services
 from reviews.models import ProposalRevision
+from repos.hooks import refspace
 post_save.disconnect(receivers.follow_revision, sender=ProposalRevision)
 repo = Repository.objects.get(owner__username="bench", name="mc")
 user = User.objects.get(username="bench")
 count = int(open(%(count_file)r).read())
 for i in range(count):
-    p = services.proposal_open(repo=repo, user=user, source_ref=f"refs/users/bench/p{i}",
+    p = services.proposal_open(repo=repo, user=user, source_ref=refspace.workspace_ref("bench", f"p{i}"),
                                target_branch="main", title=f"Proposal {i}")
     mergecheck.check_proposal(p)
 print(json.dumps({"proposals": count}))
@@ -130,7 +132,14 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     bare, url = setup(args, env, git, base_url, work)
     start_web(procs, env, port)
     git.run("-C", str(work), "push", "--quiet", url, "main")
-    git.run("--git-dir", str(bare), "fetch", "--quiet", str(work), "+refs/heads/p*:refs/users/bench/p*")
+    git.run(
+        "--git-dir",
+        str(bare),
+        "fetch",
+        "--quiet",
+        str(work),
+        f"+refs/heads/p*:{refspace.workspace_prefix('bench')}p*",
+    )
     count_file = tmp / "count"
     count_file.write_text(str(args.proposals))
     out = manage(env, "shell", "-c", SETUP_SCRIPT % {"count_file": str(count_file)})

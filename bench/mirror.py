@@ -71,7 +71,7 @@ import json, statistics, sys, time
 import django
 django.setup()
 from repos import fetching, maintenance, mirror_sync, mirrors, netguard, pushes, services
-from repos.git import run_git
+from gitcore.git import run_git
 from repos.models import Mirror, Push, User
 
 phases = {}

@@ -32,7 +32,7 @@ What it does, under one temporary directory:
    the same diff, and its share of the page. The number of SQL queries of a warm request.
    What the page showed (files, lines) is reported: the default view stops at the configured
    caps (DIFF_MAX_KB, DIFF_MAX_FILES, DIFF_MAX_FILE_LINES). A cold page highlights syntax
-   within its budget (repos.diffhighlight.PAGE_BUDGET_CHARS), the rest with word-level changes
+   within its budget (render.diffhighlight.PAGE_BUDGET_CHARS), the rest with word-level changes
    only, and enqueues a task that highlights it all; the same page fully highlighted (what the
    task leaves in the cache) is measured after.
 
@@ -70,11 +70,12 @@ from bench.harness import (
     verdict,
 )
 from bench.harness.history import fast_import
+from repos.hooks import refspace
 
 COLD_TARGET_MS = 500.0
 WARM_TARGET_MS = 100.0
-REF = "refs/users/alice/feature"
-SECOND = "refs/bench/second"  # revision 2, until the ref moves there
+REF = refspace.workspace_ref("alice", "feature")
+SECOND = refspace.BENCH + "second"  # revision 2, until the ref moves there
 
 
 def python_file(i: int, lines: int, version: int) -> list[str]:

@@ -26,8 +26,9 @@ from django.db import connection  # noqa: E402
 from django.test import Client, RequestFactory  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from repos import diffcache, diffs  # noqa: E402
-from repos.git import run_git  # noqa: E402
+from gitcore import gitdiff  # noqa: E402
+from gitcore.git import run_git  # noqa: E402
+from repos import diffcache  # noqa: E402
 from repos.models import Repository  # noqa: E402
 from repos.views.diffs import diff_context  # noqa: E402
 from reviews import selectors, services  # noqa: E402
@@ -95,7 +96,7 @@ def main(a: dict) -> dict:
     def threads_part(kind: str):
         # The threads' share: the same diff, parsed outside the timing (the page reads it from
         # the cache when warm), threads_context alone.
-        diff = diffs.diff(repo.disk_path, latest.base_sha, latest.head_sha)
+        diff = gitdiff.diff(repo.disk_path, latest.base_sha, latest.head_sha)
         return sample(kind, lambda: threads_context(request, repo, proposal, latest, latest, diff))
 
     get()  # imports, templates, the first connection: not part of any sample

@@ -22,7 +22,7 @@ What it does, under one temporary directory:
    82,000-commit history the issue measured.
 2. Writes --heads workspace heads (default 1,000) holding --drafts draft commits in all
    (default 5,000) with one more fast-import into the same repository: refs
-   `refs/users/u<N>/topic<K>` and, for a third, nameless `refs/users/u<N>/main/<12 hex>`, from
+   `refs/users/u<N>/topic<K>` and, for a third, nameless `refs/users/u<N>/main-<12 hex>`, from
    400 users; each stack starts from a commit of main: 60% within its last 1,000 commits, 30%
    within 10,000, 10% within 50,000 (--deepest); one in twenty starts on a maintained
    release branch instead. Packs the refs and writes a commit-graph, as repos/maintenance.py

@@ -25,12 +25,13 @@ bench.smart_http starts it, with bench.harness):
      nameless push to refs/for/main; a page requested right after each of her pushes (the
      push changed refs, so the closure is recomputed);
    - GET of a canonical commit's page, anonymous, refs unchanged;
-   - a protocol v2 fetch by id of a canonical commit (want it, have its parent), anonymous;
+   - a protocol v2 fetch by id of a canonical commit (want it, have its parent), and a
+     negotiation round of 256 haves, 10 of them mallory's (hidden on bench/moderated), anonymous;
    - the closure cold (a ref changed and the hostsite-hidden-* cache files deleted, then one
      page request) and warm (the next page request); and in-process, in `manage.py shell`:
      computing it, reading the cache file, the per-process memory, the refs fingerprint;
    - the installed pre-receive hook run directly, with the environment the platform passes
-     (`repos.gitaccess.hook_env`, which brings HOSTSITE_HIDDEN_PREFIXES on
+     (`repos.gitaccess.push_env`, which brings HOSTSITE_BLOCKED_PREFIXES on
      bench/moderated only), carol creating a ref at a new commit.
    It also checks that the rule applies: mallory's commit is a 404 page, a refused v2 want and
    a refused push on bench/moderated, and served on bench/plain.
@@ -75,7 +76,16 @@ from bench.harness import (
 from bench.harness.refs import populate_workspaces
 from bench.harness.repository import Pusher, generate_repository
 from bench.visibility_report import REPOS, build_targets, print_report
-from bench.visibility_steps import check_rule, fetch_by_id, get_page, measure_closure, measure_hooks, url_for
+from bench.visibility_steps import (
+    check_rule,
+    fetch_by_id,
+    get_page,
+    measure_closure,
+    measure_hooks,
+    negotiate,
+    url_for,
+)
+from repos.hooks import refspace
 
 USERS = ("bench", "carol", "mallory", "dave")
 
@@ -134,7 +144,7 @@ def moderate(hs: dict) -> None:
 
 
 def push(git: Git, pusher: Pusher, hs: dict, repo: str, kind: str, i: int) -> float:
-    target = f"refs/users/carol/b{i}" if kind == "workspace" else "refs/for/main"
+    target = refspace.workspace_ref("carol", f"b{i}") if kind == "workspace" else refspace.FOR + "main"
     commit = pusher.commit(f"{kind}-{repo}-{i}")
     return 1000 * git.timed("--git-dir", str(pusher.work), "push", "--quiet", url_for(hs, repo, "carol") + ".git",
                             f"{commit}:{target}", timeout=600)  # fmt: skip
@@ -142,7 +152,7 @@ def push(git: Git, pusher: Pusher, hs: dict, repo: str, kind: str, i: int) -> fl
 
 def touch_ref(git: Git, gitdir: Path, value: str) -> None:
     """Change a ref (the closure's cache key) and drop the cache files: the next reader computes."""
-    git.run("--git-dir", str(gitdir), "update-ref", "refs/bench/cold", value)
+    git.run("--git-dir", str(gitdir), "update-ref", refspace.BENCH + "cold", value)
     for path in gitdir.glob("hostsite-hidden-*"):
         path.unlink(missing_ok=True)
 
@@ -160,11 +170,12 @@ def pair(mod: list, plain: list, what: str) -> dict:
 
 def measure_rounds(git: Git, pusher: Pusher, hs: dict, canon: dict, rounds: int) -> tuple[dict, list[str]]:
     names = {
-        "push_workspace": "carol push -> refs/users/carol/b<i>",
-        "push_nameless": "carol nameless push -> refs/for/main",
+        "push_workspace": f"carol push -> {refspace.WORKSPACES}carol/b<i>",
+        "push_nameless": f"carol nameless push -> {refspace.FOR}main",
         "page_after_push": "commit page right after her push (recomputes)",
         "page": "GET commit page, anonymous, refs unchanged",
         "fetch": "v2 fetch by id (want + have parent), anonymous",
+        "negotiate": "v2 negotiation round, 256 haves (10 hidden), anonymous",
         "page_cold": "closure cold: page after a ref change, no cache",
         "page_warm": "closure warm: the next page request",
     }
@@ -218,6 +229,8 @@ def measure_rounds(git: Git, pusher: Pusher, hs: dict, canon: dict, rounds: int)
                 timed("page", repo, page_ok, get_page, hs, repo, sha)
             for repo in order:
                 timed("fetch", repo, fetch_ok, fetch_by_id, hs, repo, sha, parent)
+            for repo in order:
+                timed("negotiate", repo, fetch_ok, negotiate, hs, repo, sha, canon["haves"], False)
         for repo in order:
             touch_ref(git, hs["dirs"][repo], canon["tips"][rnd % 2])
             timed("page_cold", repo, page_ok, get_page, hs, repo, sha)
@@ -292,10 +305,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     )
     dave = own_history(git, work, "dave", 20, git.run(*gd, "rev-parse", "main~60").strip())
     canon |= {"mallory": mallory[-1], "mallory_parent": mallory[-2] if len(mallory) > 1 else canon["sha"]}
+    # A negotiation round: 246 commits of the branch and 10 of mallory's (hidden on moderated).
+    canon["haves"] = git.run(*gd, "rev-list", "--max-count=246", "main~12").split() + mallory[:10]
     for repo in REPOS:
-        for user, refspecs in (("mallory", [f"{mallory[-1]}:refs/users/mallory/w1",
-                                            f"{mallory[len(mallory) // 2]}:refs/users/mallory/w2"]),
-                               ("dave", [f"{dave[-1]}:refs/users/dave/w1"])):  # fmt: skip
+        for user, refspecs in (("mallory", [f"{mallory[-1]}:{refspace.WORKSPACES}mallory/w1",
+                                            f"{mallory[len(mallory) // 2]}:{refspace.WORKSPACES}mallory/w2"]),
+                               ("dave", [f"{dave[-1]}:{refspace.WORKSPACES}dave/w1"])):  # fmt: skip
             try:
                 git.run(*gd, "push", "--quiet", url_for(hs, repo, user) + ".git", *refspecs, timeout=600)
             except MeasureError as exc:
@@ -305,7 +320,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: Processes) -> dict:
     say("moderation on bench/moderated: mallory's workspace taken down, dave's hidden")
     moderate(hs)
     moved = git.run(
-        "--git-dir", str(hs["dirs"]["moderated"]), "for-each-ref", "--format=%(refname)", "refs/takedown/"
+        "--git-dir", str(hs["dirs"]["moderated"]), "for-each-ref", "--format=%(refname)", refspace.TAKEDOWN
     )
     if len(moved.split()) != 2:
         raise SetupError(f"the take-down did not move mallory's refs: {moved!r}")

@@ -46,8 +46,8 @@ def print_report(report: dict) -> None:
             f"per-process memory {closure['memory_median_ms']:.2f} ms (of which the refs fingerprint "
             f"{closure['fingerprint_median_ms']:.2f} ms)"]  # fmt: skip
     out += ["", f"pre-receive hook run directly, the platform's environment (N={meta['hook_runs']}, interleaved); "
-            f"HOSTSITE_HIDDEN_PREFIXES given: moderated {hooks['env_moderated_has_hidden_prefixes']}, "
-            f"plain {hooks['env_plain_has_hidden_prefixes']}",
+            f"HOSTSITE_BLOCKED_PREFIXES given: moderated {hooks['env_moderated_has_blocked_prefixes']}, "
+            f"plain {hooks['env_plain_has_blocked_prefixes']}",
             f"  {'':<60}{'median':>8}{'min':>8}{'max':>8}  ms"]  # fmt: skip
     for name, h in hooks.items():
         if isinstance(h, dict):

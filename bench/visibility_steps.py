@@ -15,6 +15,7 @@ from pathlib import Path
 from bench.harness import GIT, PY, ZERO_OID, Git, SetupError, manage, time_runs
 from bench.harness.repository import Pusher
 from bench.visibility_report import REPOS
+from repos.hooks import refspace
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
 
@@ -45,8 +46,15 @@ def pkt(text: str) -> bytes:
 
 def fetch_by_id(hs: dict, repo: str, want: str, have: str) -> tuple[int, bool, float]:
     """Protocol v2 `fetch` of one object by id, anonymous: (status, got a packfile, ms)."""
+    return negotiate(hs, repo, want, [have], True)
+
+
+def negotiate(hs: dict, repo: str, want: str, haves: list[str], done: bool) -> tuple[int, bool, float]:
+    """A protocol v2 `fetch` round, anonymous: one want and these haves, then `done` (a pack)
+    or not (acknowledgments): (status, got a packfile or acknowledgments, ms)."""
     body = (pkt("command=fetch\n") + pkt("agent=git/bench\n") + b"0001" + pkt("no-progress\n")
-            + pkt(f"want {want}\n") + pkt(f"have {have}\n") + pkt("done\n") + b"0000")  # fmt: skip
+            + pkt(f"want {want}\n") + b"".join(pkt(f"have {h}\n") for h in haves)
+            + (pkt("done\n") if done else b"") + b"0000")  # fmt: skip
     request = urllib.request.Request(  # noqa: S310 - a loopback http URL we built
         f"{url_for(hs, repo)}.git/git-upload-pack", data=body, method="POST",
         headers={"Content-Type": "application/x-git-upload-pack-request", "Git-Protocol": "version=2",
@@ -60,7 +68,8 @@ def fetch_by_id(hs: dict, repo: str, want: str, have: str) -> tuple[int, bool, f
     except urllib.error.HTTPError as exc:
         data = exc.read()
         status = exc.code
-    return status, b"packfile" in data, 1000 * (time.perf_counter() - t0)
+    answered = b"packfile" in data if done else b"acknowledgments" in data
+    return status, answered, 1000 * (time.perf_counter() - t0)
 
 
 CLOSURE_CODE = """
@@ -68,16 +77,18 @@ import json, time
 from pathlib import Path
 from django.contrib.auth.models import AnonymousUser
 from repos.models import Repository
-from workspaces import visibility as v
+from gitcore.refstamp import refs_fingerprint
+from workspaces.visibility import closure as v
+from workspaces.visibility.rule import hidden_prefixes
 repo = Repository.objects.get(owner__username='bench', name='moderated')
 gitdir = Path(repo.disk_path)
-prefixes = v.hidden_prefixes(repo, AnonymousUser())
+prefixes = hidden_prefixes(repo, AnonymousUser())
 out = {'prefixes': prefixes, 'compute': [], 'file': [], 'memory': [], 'fingerprint': []}
 for i in range(RUNS):
     for p in gitdir.glob(v.CACHE_PREFIX + '*'):
         p.unlink()
     for key, fn in (('compute', v.closure), ('file', v.closure), ('memory', v.closure),
-                    ('fingerprint', lambda g, p: v.refs_fingerprint(g))):
+                    ('fingerprint', lambda g, p: refs_fingerprint(g))):
         if key != 'memory':
             v._MEMORY.clear()
         t0 = time.perf_counter()
@@ -96,18 +107,18 @@ def measure_closure(hs: dict, runs: int) -> dict:
             **{f"{key}_median_ms": statistics.median(out[key]) for key in ("compute", "file", "memory", "fingerprint")}}  # fmt: skip
 
 
-HOOK_ENV_CODE = """
+HOOK_ENV_CODE = f"""
 import json
 from django.contrib.auth import get_user_model
 from repos import gitaccess
 from repos.models import Repository
 carol = get_user_model().objects.get(username='carol')
-out = {}
+out = {{}}
 for name in ('moderated', 'plain'):
     repo = Repository.objects.get(owner__username='bench', name=name)
     req = gitaccess.GitRequest(repository=repo, user=carol, role='reader', service='receive-pack',
-                               commands=(('0' * 40, '1' * 40, 'refs/users/carol/hook'),))
-    env = gitaccess.hook_env(req)
+                               commands=(('0' * 40, '1' * 40, '{refspace.WORKSPACES}carol/hook'),))
+    env = gitaccess.push_env(req)
     out[name] = dict(env, HOSTSITE_REPO_ID=str(repo.pk), HOSTSITE_PUSHER_ID=str(carol.pk))
 print(json.dumps(out))
 """
@@ -143,7 +154,7 @@ def measure_hooks(hs: dict, git: Git, tmp: Path, canon: dict, runs: int) -> dict
     for i in range(runs):
         for name in names if i % 2 == 0 else reversed(names):
             repo, new, expect = cases[name]
-            line = f"{ZERO_OID} {new} refs/users/carol/hook\n".encode()
+            line = f"{ZERO_OID} {new} {refspace.WORKSPACES}carol/hook\n".encode()
             r = time_runs([str(hook)], env=envs[repo], n=1, stdin=line, cwd=hs["dirs"][repo])
             samples[name].append(r["samples_ms"][0])
             if bool(r["failures"]) != bool(expect):
@@ -164,8 +175,8 @@ def measure_hooks(hs: dict, git: Git, tmp: Path, canon: dict, runs: int) -> dict
     }
     floor = time_runs([PY, "-IS", "-c", "pass"], env=envs["plain"], n=runs)
     results["python -IS -c pass (floor)"] = {k: floor[k] for k in ("median_ms", "min_ms", "max_ms", "n")}
-    results["env_moderated_has_hidden_prefixes"] = "HOSTSITE_HIDDEN_PREFIXES" in platform_env["moderated"]
-    results["env_plain_has_hidden_prefixes"] = "HOSTSITE_HIDDEN_PREFIXES" in platform_env["plain"]
+    results["env_moderated_has_blocked_prefixes"] = "HOSTSITE_BLOCKED_PREFIXES" in platform_env["moderated"]
+    results["env_plain_has_blocked_prefixes"] = "HOSTSITE_BLOCKED_PREFIXES" in platform_env["plain"]
     return results
 
 

@@ -72,6 +72,7 @@ from bench.harness.refs import populate_workspaces
 from bench.harness.repository import Pusher, generate_repository
 from bench.workspaces_report import REPOS, build_targets, print_report
 from bench.workspaces_steps import measure_git_steps, measure_hooks
+from repos.hooks import refspace
 
 # --- setup -------------------------------------------------------------------------------------
 
@@ -123,9 +124,10 @@ def describe_advertisement(body: bytes) -> dict:
     return {
         "bytes": len(body),
         "refs": len(refs),
-        "workspace_refs": sum(r.startswith(b"refs/users/") for r in refs),
-        "others_workspace_refs": sum(r.startswith(b"refs/users/") and not r.startswith(b"refs/users/carol/")
-                                     and not r.startswith(b"refs/users/bench/") for r in refs),
+        "workspace_refs": sum(r.startswith(refspace.WORKSPACES.encode()) for r in refs),
+        "others_workspace_refs": sum(r.startswith(refspace.WORKSPACES.encode())
+                                     and not r.startswith(refspace.workspace_prefix("carol").encode())
+                                     and not r.startswith(refspace.workspace_prefix("bench").encode()) for r in refs),
     }  # fmt: skip
 
 
@@ -152,9 +154,17 @@ def measure_advertisements(hs: dict, reps: int) -> dict:
 
 PUSH_KINDS = {
     # kind: (pusher, refspec target, what)
-    "carol_workspace": ("carol", "refs/users/carol/b{i}", "carol -> refs/users/carol/b<i>"),
-    "carol_nameless": ("carol", "refs/for/main", "carol -> refs/for/main (nameless)"),
-    "admin_workspace": ("bench", "refs/users/bench/b{i}", "bench (admin) -> refs/users/bench/b<i>"),
+    "carol_workspace": (
+        "carol",
+        refspace.workspace_ref("carol", "b{i}"),
+        f"carol -> {refspace.WORKSPACES}carol/b<i>",
+    ),
+    "carol_nameless": ("carol", refspace.FOR + "main", f"carol -> {refspace.FOR}main (nameless)"),
+    "admin_workspace": (
+        "bench",
+        refspace.workspace_ref("bench", "b{i}"),
+        f"bench (admin) -> {refspace.WORKSPACES}bench/b<i>",
+    ),
 }
 
 
@@ -223,7 +233,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hook-runs", type=int, default=50, help="runs of each hook case (default 50)")
     p.add_argument("--adv-reps", type=int, default=5, help="fetches of each advertisement (default 5)")
     p.add_argument("--step-runs", type=int, default=15, help="runs of each server-side git step (default 15)")
-    p.add_argument("--no-nameless", action="store_true", help="skip the refs/for/main pushes")
+    p.add_argument("--no-nameless", action="store_true", help=f"skip the {refspace.FOR}main pushes")
     p.add_argument("--no-admin-push", action="store_true", help="skip the admin's (unhidden) pushes")
     add_run_options(p)
     args = p.parse_args(argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.harness import fmt, verdict
+from repos.hooks import refspace
 
 ADVERTISEMENT_TARGET_BYTES = 10_000  # "at most 10 KB"
 ISSUE_UNHIDDEN_BYTES = 7.3e6  # "7.3 MB without hiding, as measured" in the issue
@@ -18,7 +19,7 @@ REPOS = ("ws", "plain")
 def build_targets(adv: dict, hooks: dict, pushes: dict) -> dict:
     carol = adv["carol@ws"]
     carol_ok = carol["bytes"] <= ADVERTISEMENT_TARGET_BYTES and carol["others_workspace_refs"] == 0
-    hook = hooks["carol creates refs/users/carol/new-<i>, bench/ws"]
+    hook = hooks[f"carol creates {refspace.WORKSPACES}carol/new-<i>, bench/ws"]
     ratio = pushes["kinds"]["carol_workspace"]["ratio"]
     return {
         "advertisement_bytes_contributor": {"value": carol["bytes"], "target": f"<= {ADVERTISEMENT_TARGET_BYTES}",
@@ -46,7 +47,7 @@ def print_report(report: dict) -> None:
     out.append(
         f"push advertisement, GET info/refs?service=git-receive-pack ({meta['adv_reps']} fetches each)"
     )
-    out.append(f"  {'':<44}{'bytes':>12}{'refs':>9}{'refs/users/':>13}{'median ms':>11}")
+    out.append(f"  {'':<44}{'bytes':>12}{'refs':>9}{refspace.WORKSPACES:>13}{'median ms':>11}")
     labels = {
         "carol@ws": "carol (reader) on bench/ws",
         "bench@ws": "bench (admin) on bench/ws: unhidden",
@@ -81,7 +82,7 @@ def print_report(report: dict) -> None:
         # The target is absolute, so a loaded machine misses it: the floor shows how loaded.
         out.append("  above the interpreter floor: " + ", ".join(
             f"{label} {hooks[name]['median_ms'] - floor:+.1f}" for label, name in (
-                ("bench/ws", "carol creates refs/users/carol/new-<i>, bench/ws"),
+                ("bench/ws", f"carol creates {refspace.WORKSPACES}carol/new-<i>, bench/ws"),
                 ("bench/plain", "same, bench/plain (no workspace refs)"),
                 ("admin main", "bench (admin) fast-forwards main, bench/ws"))) + " ms")  # fmt: skip
     out.append("")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bench.harness import GIT, PY, ZERO_OID, Git, SetupError, summarize, time_runs
 from bench.workspaces_report import REPOS
+from repos.hooks import refspace
 
 
 def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
@@ -38,10 +39,10 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
         }
 
     cases = {
-        "carol creates refs/users/carol/new-<i>, bench/ws": (
-            "ws", env("ws", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
+        f"carol creates {refspace.WORKSPACES}carol/new-<i>, bench/ws": (
+            "ws", env("ws", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} {refspace.WORKSPACES}carol/new-{i}\n"),
         "same, bench/plain (no workspace refs)": (
-            "plain", env("plain", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} refs/users/carol/new-{i}\n"),
+            "plain", env("plain", "carol", "reader", 0), lambda i: f"{ZERO_OID} {commit} {refspace.WORKSPACES}carol/new-{i}\n"),
         "bench (admin) fast-forwards main, bench/ws": (
             "ws", env("ws", "bench", "admin"), lambda i: f"{main_old} {main_new} refs/heads/main\n"),
     }  # fmt: skip
@@ -65,9 +66,9 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
         }
     floor = time_runs([PY, "-IS", "-c", "pass"], env=cases[names[0]][1], n=runs)
     results["python -IS -c pass (floor)"] = summarize(floor["samples_ms"]) | {"failures": floor["failures"]}
-    fer = time_runs([GIT, "for-each-ref", "--format=x", "refs/users/carol/"], env=cases[names[0]][1],
+    fer = time_runs([GIT, "for-each-ref", "--format=x", refspace.workspace_prefix("carol")], env=cases[names[0]][1],
                     n=runs, cwd=ws)  # fmt: skip
-    results["git for-each-ref refs/users/carol/, bench/ws"] = summarize(fer["samples_ms"]) | {
+    results[f"git for-each-ref {refspace.WORKSPACES}carol/, bench/ws"] = summarize(fer["samples_ms"]) | {
         "failures": fer["failures"]
     }
     return results
@@ -80,8 +81,13 @@ def measure_git_steps(hs: dict, git: Git, tmp: Path, runs: int) -> dict:
     """The server-side git steps of a contributor's push that could read every ref, run
     directly on both repositories with the platform's clean git environment, as the platform
     runs them now and (indented, for reference) as they ran before. Attribution, not targets."""
-    shown = ["refs/heads/", "refs/tags/", "refs/users/carol/"]
-    hide_post = ["-c", "receive.hideRefs=refs/users/", "-c", "receive.hideRefs=!refs/users/carol/"]
+    shown = ["refs/heads/", "refs/tags/", refspace.workspace_prefix("carol")]
+    hide_post = [
+        "-c",
+        f"receive.hideRefs={refspace.WORKSPACES}",
+        "-c",
+        f"receive.hideRefs=!{refspace.workspace_prefix('carol')}",
+    ]
     hide_get = ["-c", "receive.hideRefs=refs/", *(x for p in shown for x in ("-c", f"receive.hideRefs=!{p}"))]
     narrow = ["-c", "core.alternateRefsPrefixes=" + " ".join(shown)]
     main = git.run("--git-dir", str(hs["dirs"]["ws"]), "rev-parse", "main").strip()
@@ -113,7 +119,7 @@ def measure_git_steps(hs: dict, git: Git, tmp: Path, runs: int) -> dict:
             [GIT, "--git-dir", str(repo), "for-each-ref", "--format=%(objectname) %(refname)", *shown], base, None),
         "  before: rev-list --glob (matches every ref)": lambda repo: (
             [GIT, "--git-dir", str(repo), "rev-list", "--topo-order", "--reverse", main, "--not",
-             *(x for p in shown for x in ("--exclude=refs/users/carol/b0", f"--glob={p}*"))], base, None),
+             *(x for p in shown for x in (f"--exclude={refspace.workspace_ref('carol', 'b0')}", f"--glob={p}*"))], base, None),
     }  # fmt: skip
     samples = {name: {repo: [] for repo in REPOS} for name in steps}
     failures: dict[str, str] = {}

@@ -16,7 +16,7 @@ import functools
 from django.conf import settings
 
 from bundles import listing, selectors
-from repos.git import git_version
+from gitcore.git import git_version
 from repos.gitaccess import BaseGitAccess, GitRequest
 from repos.gitprotocol import wants_v2
 

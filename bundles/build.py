@@ -41,7 +41,7 @@ from bundles.storage import (
     get_storage,
     scratch_dir,
 )
-from repos.git import GitError
+from gitcore.git import GitError
 from repos.models import Repository, Visibility
 
 log = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
 
 from bundles import build, selectors
 from bundles.models import Flavor
 from bundles.storage import BundleStorage, StorageError, get_storage
+from repos import enqueue
 
 log = logging.getLogger(__name__)
 
@@ -151,9 +151,7 @@ def listed_entries(
             return EMPTY
         if not present:
             build.drop_from(repo.pk, bundle.creation_token, reason=f"{bundle.storage_key} missing at listing")
-            from bundles.tasks import build_bundles
-
-            transaction.on_commit(lambda: build_bundles.delay(repo.pk))
+            enqueue.after_commit("bundles.tasks.build_bundles", repo.pk)
             break
         if route:
             uri = route + storage.public_path(bundle.storage_key)

@@ -22,8 +22,9 @@ from pathlib import Path
 import zstandard
 from django.conf import settings
 
-from repos.git import GitError, run_git, stream_git
-from repos.gittools import text_ref_map
+from gitcore.git import GitError, run_git, stream_git
+from gitcore.gittools import text_ref_map
+from repos.hooks import refspace
 
 BUNDLE_SIGNATURE = b"# v2 git bundle\n"
 # curl (which decodes Content-Encoding: zstd for git) keeps zstd's default decoder limit of a
@@ -56,7 +57,7 @@ def canonical_refs(repo_path: Path) -> dict[str, str]:
 # asks the origin for every annotated tag again: a negotiation and a pack of tag objects, two
 # upload-pack requests, ~60 ms of the origin's CPU per clone (bench/bundles.py). With a
 # refs/bundles/bundle-tags/<tag> ref to each, a clone from fresh bundles fetches nothing.
-TAG_ANCHORS = "refs/heads/bundle-tags/"
+TAG_ANCHORS = refspace.BUNDLE_TAG_ANCHORS
 
 
 def header_refs(repo_path: Path, refs: Mapping[str, str]) -> dict[str, str]:

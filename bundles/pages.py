@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from bundles import selectors
 from bundles.models import BuildState, BundleBuild, Flavor
+from repos import enqueue
 from repos import selectors as repo_selectors
 from repos.models import DailyTransfer
 from repos.views import admin_repo_or_404, repo_or_404
@@ -82,8 +83,6 @@ def bundles_page(request, owner: str, name: str):
 @require_POST
 def build_now(request, owner: str, name: str):
     repo = admin_repo_or_404(request, owner, name)
-    from bundles.tasks import build_bundles
-
-    build_bundles.delay(repo.pk)
+    enqueue.send("bundles.tasks.build_bundles", repo.pk)
     messages.success(request, "A bundle build was queued.")
     return redirect("bundles-page", owner=repo.owner.username, name=repo.name)

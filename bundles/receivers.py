@@ -3,21 +3,21 @@ a task (bundles.tasks) once its transaction commits, never building in the push 
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.dispatch import receiver
 
-from bundles import services, tasks
+from bundles import services
+from repos import enqueue
 from repos.signals import push_recorded, repository_purging, visibility_changed
 
 
 @receiver(push_recorded)
 def build_after_push(sender, push_id: int, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.follow_push.delay(push_id))
+    enqueue.after_commit("bundles.tasks.follow_push", push_id)
 
 
 @receiver(visibility_changed)
 def move_after_visibility_change(sender, repository_id: int, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.follow_visibility_change.delay(repository_id))
+    enqueue.after_commit("bundles.tasks.follow_visibility_change", repository_id)
 
 
 @receiver(repository_purging)

@@ -152,6 +152,7 @@ def get_storage() -> BundleStorage:
     if config["backend"] == "file":
         return FileStorage(config["path"])
     if config["backend"] == "s3":
+        # Here: boto3 is loaded only by sites that store bundles on S3, not by every process.
         from bundles.s3 import S3Storage
 
         return S3Storage(

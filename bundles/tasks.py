@@ -10,7 +10,8 @@ from django.conf import settings
 
 from bundles import selectors, services
 from bundles.storage import StorageError
-from repos.git import GitTimeout
+from gitcore.git import GitTimeout
+from repos import enqueue
 from repos.models import Push, Repository
 
 
@@ -41,7 +42,7 @@ def schedule_bundle_builds() -> int:
     Catches pushes whose debounced build was lost."""
     ids = list(services.repositories_due_for_bundles().values_list("pk", flat=True)[:1000])
     for repo_id in ids:
-        build_bundles.delay(repo_id)
+        enqueue.send("bundles.tasks.build_bundles", repo_id)
     return len(ids)
 
 
@@ -56,7 +57,12 @@ def follow_push(push_id: int) -> str:
     if not selectors.push_moved_canonical_refs(push_id):
         return "workspaces only"
     repo_id, pushed_at = push
-    build_bundles.apply_async((repo_id, pushed_at.timestamp()), countdown=settings.BUNDLE_DEBOUNCE_SECONDS)
+    enqueue.send(
+        "bundles.tasks.build_bundles",
+        repo_id,
+        pushed_at.timestamp(),
+        countdown=settings.BUNDLE_DEBOUNCE_SECONDS,
+    )
     return "queued"
 
 
@@ -67,5 +73,5 @@ def follow_visibility_change(repo_id: int) -> str:
         return "gone"
     deleted = services.bundles_visibility_changed(repo=repo)
     # With the request time: if a build is running, the build waits for it and runs after.
-    build_bundles.apply_async((repo_id, time.time()))
+    enqueue.send("bundles.tasks.build_bundles", repo_id, time.time())
     return f"deleted {deleted}"

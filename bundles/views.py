@@ -19,7 +19,7 @@ from repos import selectors as repo_selectors
 from repos import transfers
 from repos.gitaccess.authorize import authorize, git_credentials
 from repos.gitprotocol import GitHTTPError
-from repos.views.git_http import text_response
+from repos.views.git_http import error_response, text_response
 
 
 @require_GET
@@ -27,7 +27,7 @@ def bundle_list(request, owner: str, name: str):
     try:
         repo, _pusher = authorize(request, owner, name)
     except GitHTTPError as exc:
-        return text_response(exc.status, exc.message)
+        return error_response(exc)
     listing = listed_entries(
         repo,
         accept_encoding=request.META.get("HTTP_ACCEPT_ENCODING", ""),
@@ -110,7 +110,7 @@ def bundle_object(request, key: str):
     try:
         allowed, public = _may_read_object(request, rows)
     except GitHTTPError as exc:
-        return text_response(exc.status, exc.message)
+        return error_response(exc)
     if not allowed:
         return text_response(404, "Not found")
     try:

@@ -17,6 +17,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["repos.api.permissions.TokenScope"],
+    # Reads and writes per token, per session user, or per address (repos.ratelimits).
+    "DEFAULT_THROTTLE_CLASSES": ["repos.ratelimits.ApiThrottle"],
     "DEFAULT_PAGINATION_CLASS": "repos.api.pagination.Pagination",
     "PAGE_SIZE": 30,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

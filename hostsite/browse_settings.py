@@ -1,6 +1,6 @@
 """Browsing's settings, kept beside hostsite.settings, which imports them: what a page renders
-before it offers the rest (repos/diffs.py, repos/views/), blame and search limits, documents
-and the image proxy (repos/imageproxy.py)."""
+before it offers the rest (gitcore/gitdiff.py, repos/views/), blame and search limits, documents
+and the image proxy (render/imageproxy.py, repos/imagefetch.py)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,9 @@ BLAME_TIMEOUT = env_int("BLAME_TIMEOUT", 20, minimum=1)
 SEARCH_TIMEOUT = env_int("SEARCH_TIMEOUT", 10, minimum=1)
 # reStructuredText is rendered by docutils in a child process killed after this many seconds.
 DOCUMENT_RENDER_TIMEOUT = env_int("DOCUMENT_RENDER_TIMEOUT", 5, minimum=1)
-# The image proxy (repos/imageproxy.py): external images in rendered documents and comments are
-# fetched by the server and served from our own origin, within these caps.
+# The image proxy (render/imageproxy.py signs, repos/imagefetch.py fetches): external images in
+# rendered documents and comments are fetched by the server and served from our own origin,
+# within these caps.
 IMAGE_PROXY_ENABLED = env_bool("IMAGE_PROXY_ENABLED", True)
 IMAGE_PROXY_MAX_BYTES = env_int("IMAGE_PROXY_MAX_KB", 5120, minimum=1) * 1024
 IMAGE_PROXY_TIMEOUT = env_int("IMAGE_PROXY_TIMEOUT", 5, minimum=1)

@@ -9,6 +9,8 @@ from pathlib import Path
 from celery import Celery, Task
 from celery.signals import task_postrun, task_prerun, worker_init
 
+from hostsite.fsbroker import recover_orphans
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hostsite.settings")
 
 _held: contextvars.ContextVar[list | None] = contextvars.ContextVar("held_publishes", default=None)
@@ -79,8 +81,6 @@ def _worker_init(**_kwargs) -> None:
     if options.get("processing_folder"):
         # Messages a killed worker had received go back to the queue before this one consumes
         # (its channel also checks every recover_interval seconds).
-        from hostsite.fsbroker import recover_orphans
-
         recover_orphans(
             options["processing_folder"],
             options["data_folder_in"],

@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from hostsite.env import env_int
+from hostsite.env import env_int, env_str
 
 
 def broker_transport(
@@ -43,11 +43,16 @@ def broker_transport(
         # kombu, that timeout had to exceed the longest task (Read the Docs re-ran 1-hour builds
         # when it did not), so redelivery took 6 hours; live workers renew theirs every tenth of it
         # (hostsite.redisbroker), so it is a lease: a few minutes, whatever a task's length.
-        options = {
+        options: dict[str, Any] = {
             "visibility_timeout": visibility_timeout,
             "unacked_restore_interval": max(1, visibility_timeout // 10),
             "unacked_restore_throttle": 1,
         }
+        # Deployments (or test runs of two checkouts) sharing one Redis database keep apart: kombu
+        # keeps the unacked hash, its index and exchange bindings under fixed names otherwise.
+        prefix = env_str("CELERY_KEY_PREFIX", "")
+        if prefix:
+            options["global_keyprefix"] = prefix
         # Named explicitly because the transport is: kombu's rediss:// default skips verification.
         use_ssl = {"ssl_cert_reqs": ssl.CERT_REQUIRED} if url.startswith("rediss://") else None
         return "hostsite.redisbroker:Transport", options, use_ssl

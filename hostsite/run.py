@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hostsite.processes import StartupError, Supervisor, celery_argv, wait_for_http, web_argv
+from hostsite.queues import replica_queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if ssh_only:
         return _run_ssh_only(env, host)
     try:
+        # Here: it checks the environment as it loads, and a bad value is one line and exit 2.
         from hostsite import node_settings
     except ValueError as exc:  # NodeSettingsError: the message names the variable
         print(f"hostsite: {exc}", flush=True)
@@ -201,8 +203,6 @@ def _run_replica(env: dict[str, str], host: str, node: str, primary_public_url: 
     runs once per site, on the primary: a second would enqueue every periodic job twice), no
     demo seeding or push replay (writes are the primary's), and no sshd (pushes go to the
     primary). The primary migrates the shared database; a replica only checks it is."""
-    from replication.queues import replica_queue
-
     queue = replica_queue(node)
     if not env.get("REPO_ROOT"):
         # Its own copies, never the primary's directory, even when both share VAR_DIR.

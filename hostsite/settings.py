@@ -27,6 +27,7 @@ from hostsite.env import (
     env_str,
     site_url,
 )
+from hostsite.ratelimit_settings import ratelimit_cache
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files for the API reference, from our origin
+    "django_ratelimit",  # its system checks refuse caches that cannot count (repos.ratelimits)
     "repos",
     "workspaces",
     "bundles",
@@ -70,18 +72,36 @@ INSTALLED_APPS = [
     "replication",
 ]
 
-# What apps add to git requests (ref policy, hooks, hiding, bundle lists), in this order: the
-# last backend naming a policy wins, hook environments and config pairs add up (repos.gitaccess).
+# What apps add to git requests (hooks, their environment, hiding, bundle lists), in this order:
+# hook environments and config pairs add up (repos.gitaccess). The push policy is not theirs.
 GIT_ACCESS_BACKENDS = [
-    "workspaces.access.WorkspaceAccess",
+    "workspaces.access.backend.WorkspaceAccess",
     "bundles.access.BundleAccess",
     "reviews.access.ReviewAccess",
 ]
+# Questions a lower app asks of a higher one, named here as the backends above are, so the lower
+# app never imports it (docs/architecture.md, "Inverting a dependency"); "" answers for nobody.
+# What each person may see, and what may not be published again (repos.visibility):
+VISIBILITY_RULE = "workspaces.visibility.view_for"
+REPUBLISHING_RULE = "workspaces.visibility.blocks_republishing"
+# The open proposal of each workspace ref, for the workspace pages (workspaces.ref_links):
+WORKSPACE_PROPOSAL_LINKS = "reviews.queues.open_proposal_numbers"
+# The rules every push and web write is judged by (protected branches and tags, bans,
+# freezes...), whatever GIT_ACCESS_BACKENDS holds; "": repos' own (repos.gitaccess.policy):
+PUSH_RULES = "workspaces.selectors.rules_for"
+# What a followed subject "<kind>:<id>" is, by kind (notifications.subjects):
+NOTIFICATION_SUBJECTS = {
+    "repository": "notifications.subjects.repository_info",
+    "proposal": "reviews.events.proposal_info",
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # First after the security headers: a path with control characters reaches nothing else.
     "repos.middleware.RejectBadInputMiddleware",
+    # The client's address from the TLS proxy's X-Forwarded-For, before anything reads it
+    # (replication forwards it, rate limits count by it).
+    "repos.middleware.TrustedProxyMiddleware",
     "repos.middleware.DatabaseBusyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -178,6 +198,9 @@ else:
             "OPTIONS": {"MAX_ENTRIES": 20000},
         }
     }
+# Rate limits count in a cache of their own (hostsite.ratelimit_settings): one that increments
+# atomically, and whose culling never drops a count to make room for a cached page.
+CACHES["ratelimit"] = ratelimit_cache(CACHE_URL, VAR_DIR)
 
 # --- Celery -----------------------------------------------------------------------------------
 CELERY_BROKER_URL = broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))
@@ -224,37 +247,6 @@ EMAIL_USE_TLS, EMAIL_USE_SSL = _email.use_tls, _email.use_ssl
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30, minimum=1)
 DEFAULT_FROM_EMAIL = from_address(env_str("DEFAULT_FROM_EMAIL"), SITE_URL)
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
-
-# Repository maintenance (git repack + commit-graph) replaces git's automatic gc.
-MAINTENANCE_INTERVAL = timedelta(hours=env_int("MAINTENANCE_INTERVAL_HOURS", 24, minimum=1))
-# A maintenance run recorded for longer than this was killed: the scheduler queues it again.
-MAINTENANCE_STALE_CLAIM = timedelta(hours=2)
-# Pushes between maintenance runs: each push adds a pack; git's own gc.autoPackLimit is 50.
-MAINTENANCE_PUSH_THRESHOLD = env_int("MAINTENANCE_PUSH_THRESHOLD", 50, minimum=1)
-
-# A repack with a fresh delta search (`repack -a -d -f`) after an import, after a mirror sync that
-# brought at least REPACK_FRESH_AFTER_OBJECTS objects, and in maintenance when the pack's bytes
-# per object grew past REPACK_FRESH_GROWTH_PERCENT of what the last fresh repack left
-# (repos.maintenance). Window and depth come from bench/packing.py (docs/packing.md).
-REPACK_WINDOW = env_int("REPACK_WINDOW", 50, minimum=1, maximum=1000)
-REPACK_DEPTH = env_int("REPACK_DEPTH", 50, minimum=1, maximum=4095)
-REPACK_FRESH_AFTER_OBJECTS = env_int("REPACK_FRESH_AFTER_OBJECTS", 10000, minimum=1)
-REPACK_FRESH_GROWTH = env_int("REPACK_FRESH_GROWTH_PERCENT", 150, minimum=101) / 100
-
-# --- imports and mirrors ----------------------------------------------------------------------
-# Imports requested on the web or through the API (repos.importing): caps, and whether sources
-# on private, loopback or link-local addresses may be fetched (off: the SSRF guard webhooks use).
-IMPORT_MAX_SIZE = env_int("IMPORT_MAX_SIZE_MB", 4096, minimum=1) * 1024 * 1024
-IMPORT_MAX_REFS = env_int("IMPORT_MAX_REFS", 200000, minimum=1)
-IMPORT_ALLOW_PRIVATE_SOURCES = env_bool("IMPORT_ALLOW_PRIVATE_SOURCES", False)
-# How often a running import writes its progress (and checks for a cancel).
-IMPORT_PROGRESS_INTERVAL = env_int("IMPORT_PROGRESS_INTERVAL_MS", 1000, minimum=10) / 1000
-# Pull mirrors (repos.mirrors): the default interval of a new mirror, the shortest one a
-# repository may choose, and the longest wait after repeated failures (doubling each time).
-MIRROR_INTERVAL_MINUTES = env_int("MIRROR_INTERVAL_MINUTES", 60, minimum=1)
-MIRROR_MIN_INTERVAL_MINUTES = env_int("MIRROR_MIN_INTERVAL_MINUTES", 5, minimum=1)
-MIRROR_MAX_BACKOFF = timedelta(hours=env_int("MIRROR_MAX_BACKOFF_HOURS", 24, minimum=1))
-MIRROR_STALE_CLAIM = timedelta(hours=2)
 
 # --- bundles --------------------------------------------------------------------------------
 BUNDLE_STORAGE_URL = env_str("BUNDLE_STORAGE_URL", f"file://{VAR_DIR / 'bundles'}")
@@ -326,7 +318,9 @@ from hostsite.api_settings import (  # noqa: E402, F401 - settings Django reads 
     SPECTACULAR_SETTINGS,
 )
 from hostsite.browse_settings import *  # noqa: E402, F403 - its __all__: browsing, blame, search
+from hostsite.git_settings import *  # noqa: E402, F403 - its __all__: maintenance, imports, mirrors
 from hostsite.node_settings import *  # noqa: E402, F403 - nodes and replication (docs/operations.md)
+from hostsite.ratelimit_settings import *  # noqa: E402, F403 - its __all__: rate limits and their cache
 from hostsite.ssh_settings import *  # noqa: E402, F403 - its __all__, the SSH_* settings
 
 LOGGING = {

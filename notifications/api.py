@@ -45,6 +45,7 @@ class NotificationListView(APIView):
         page = paginator.paginate_queryset(
             selectors.notifications_for(request.user, unread_only=unread_only), request, view=self
         )
+        page = selectors.as_shown(page or [], request.user)
         return paginator.get_paginated_response(NotificationSerializer(page, many=True).data)
 
 
@@ -56,4 +57,4 @@ class NotificationReadView(APIView):
         notification = services.notification_mark_read(user=request.user, notification_id=pk)
         if notification is None:
             raise NotFound("Notification not found.")
-        return Response(NotificationSerializer(notification).data)
+        return Response(NotificationSerializer(selectors.as_shown([notification], request.user)[0]).data)

@@ -6,4 +6,5 @@ class NotificationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from notifications import receivers  # noqa: F401 - connects the signal receivers
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from notifications import receivers, tasks  # noqa: F401 - receivers connect signals; tasks registers what repos.enqueue sends by name

@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from notifications import subjects
 from notifications.models import Notification
+from notifications.selectors import as_shown
 from repos.siteurl import site_base
 
 UNSUBSCRIBE_SALT = "notifications.unsubscribe"
@@ -119,8 +120,9 @@ def thread_root(subject: str) -> str | None:
 
 
 def subject_line(notification: Notification) -> str:
-    """ "[owner/name] #12 Fix the parser" for a proposal; "[owner/name] <text>" otherwise."""
-    info = subjects.resolve(notification.subject, None) if notification.subject else None
+    """ "[owner/name] #12 Fix the parser" for a proposal; "[owner/name] <text>" otherwise (and
+    for a subject its recipient may no longer see, whose text is selectors.REMOVED)."""
+    info = subjects.resolve(notification.subject, notification.user) if notification.subject else None
     repo = info.repository if info is not None else notification.repository
     what = info.title if info is not None and info.title else notification.text
     return header_text(f"[{repo.full_name}] {what}" if repo is not None else what)
@@ -128,6 +130,8 @@ def subject_line(notification: Notification) -> str:
 
 def notification_message(notification: Notification, to: str) -> EmailMultiAlternatives:
     user = notification.user
+    # Rendered when sent: a subject moderated since it was queued is not described.
+    notification = as_shown([notification], user)[0]
     if notification.subject:
         token = unsubscribe_token(user, subject=notification.subject)
     else:
@@ -161,7 +165,7 @@ def notification_message(notification: Notification, to: str) -> EmailMultiAlter
 
 
 def digest_message(user, rows: list[Notification], to: str) -> EmailMultiAlternatives:
-    items = [(n, absolute(n.url)) for n in rows]
+    items = [(n, absolute(n.url)) for n in as_shown(rows, user)]
     context = {
         "user": user,
         "items": items,

@@ -5,13 +5,12 @@ notifications.services."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.dispatch import receiver
 
-from notifications import tasks
+from repos import enqueue
 from repos.signals import mirror_status_changed
 
 
 @receiver(mirror_status_changed)
 def mirror_status(sender, repository_id: int, failing: bool, error: str = "", **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.notify_mirror_status.delay(repository_id, failing, error))
+    enqueue.after_commit("notifications.tasks.notify_mirror_status", repository_id, failing, error)

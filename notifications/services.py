@@ -14,6 +14,7 @@ from notifications.email import address_of
 from notifications.kinds import BY_NAME
 from notifications.models import TEXT_MAX, Delivery, Notification, Preference, Subscription
 from notifications.selectors import deliveries_for, delivery_for
+from repos import enqueue
 from repos.errors import InvalidInput
 from repos.models import Repository, Role, User
 from repos.selectors import members
@@ -45,10 +46,8 @@ def notify(
         body=body,
     )
     if settings.EMAIL_ENABLED and address_of(user) and delivery_for(user, kind) == Delivery.EMAIL:
-        from notifications import tasks  # tasks call these services: imported when used
-
         pk = notification.pk
-        transaction.on_commit(lambda: tasks.send_notification_email.delay(pk))
+        enqueue.after_commit("notifications.tasks.send_notification_email", pk)
     return notification
 
 

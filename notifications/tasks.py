@@ -8,6 +8,7 @@ import smtplib
 from celery import shared_task
 
 from notifications import mailer, services
+from repos import enqueue
 from repos.models import Repository
 
 # SMTPException is an OSError; both are named because both are why a send is retried: the
@@ -43,7 +44,7 @@ def send_digests() -> str:
     """Beat: one task per user, so one user's failing mail server delays nobody else's digest."""
     users = mailer.digest_candidates()
     for user_id in users:
-        send_digest.delay(user_id)
+        enqueue.send("notifications.tasks.send_digest", user_id)
     return f"queued {len(users)}"
 
 

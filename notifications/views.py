@@ -20,6 +20,7 @@ def notification_list(request):
     page = Paginator(selectors.notifications_for(request.user, unread_only=unread_only), PER_PAGE).get_page(
         request.GET.get("page")
     )
+    page.object_list = selectors.as_shown(page.object_list, request.user)
     return render(request, "notifications/list.html", {"page": page, "unread_only": unread_only})
 
 
@@ -29,6 +30,8 @@ def notification_read(request, pk: int):
     notification = services.notification_mark_read(user=request.user, notification_id=pk)
     if notification is None:
         raise Http404
+    # A subject the user may no longer see has no link to follow.
+    notification = selectors.as_shown([notification], request.user)[0]
     # "Open" marks it read and follows its link; only local links are followed.
     if (
         request.POST.get("follow")

@@ -9,9 +9,10 @@ import logging
 
 from django.db.models import F, OuterRef, Q, Subquery
 
+from hostsite.queues import replica_queue
 from replication import nodes
 from replication.models import ReplicaState
-from replication.queues import replica_queue
+from repos import enqueue
 from repos.models import Repository, RepositoryChange
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,6 @@ def unconfirmed(node, limit: int = BATCH) -> list[tuple[int, int]]:
 
 def catch_up() -> int:
     """Enqueue this replica's syncs on its own queue; returns how many."""
-    from replication.tasks import sync_repository
-
     if not nodes.is_replica():
         return 0
     node = nodes.current_node()
@@ -54,7 +53,7 @@ def catch_up() -> int:
         jobs[repo_id] = max(generation, jobs.get(repo_id, 0))
     queue = replica_queue(node.name)
     for repo_id, generation in jobs.items():
-        sync_repository.apply_async((repo_id, generation), queue=queue)
+        enqueue.send("replication.tasks.sync_repository", repo_id, generation, queue=queue)
     if jobs:
         log.info("catch-up: %d syncs sent to %s", len(jobs), queue)
     return len(jobs)

@@ -23,6 +23,8 @@ from django.conf import settings
 from django.core import signing
 from django.http import HttpResponse, StreamingHttpResponse
 
+from repos.clientbody import ClientBody, ClientBodyError
+
 log = logging.getLogger(__name__)
 
 FORWARDED_BY = "X-Hostsite-Forwarded-By"
@@ -195,12 +197,14 @@ def _request_headers(request) -> dict[str, str]:
 
 
 def _body(request) -> Iterator[bytes] | None:
-    """The request body as it arrives: CONTENT_LENGTH bytes, or (chunked) up to its end."""
-    stream = request.META.get("wsgi.input")
+    """The request body as it arrives: CONTENT_LENGTH bytes, or (chunked) up to its end.
+    ClientBodyError when it cannot be read whole (repos.clientbody)."""
+    raw = request.META.get("wsgi.input")
     length = request.META.get("CONTENT_LENGTH") or ""
     chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
-    if stream is None or not (chunked or (length.isdigit() and int(length) > 0)):
+    if raw is None or not (chunked or (length.isdigit() and int(length) > 0)):
         return None
+    stream = ClientBody(raw)
     remaining = None if chunked else int(length)
 
     def chunks() -> Iterator[bytes]:
@@ -208,6 +212,9 @@ def _body(request) -> Iterator[bytes] | None:
         while remaining is None or remaining > 0:
             data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
             if not data:
+                if remaining is not None:
+                    # Sent on as it is, the primary would wait for the rest until it timed out.
+                    raise ClientBodyError("the connection ended before Content-Length bytes came")
                 return
             if remaining is not None:
                 remaining -= len(data)
@@ -216,9 +223,10 @@ def _body(request) -> Iterator[bytes] | None:
     return chunks()
 
 
-def forward(request) -> StreamingHttpResponse:
-    """The primary's answer to this request: status, headers (cookies included) and body.
-    Raises PrimaryUnavailable when it cannot be reached before anything was sent back."""
+def forward(request) -> HttpResponse | StreamingHttpResponse:
+    """The primary's answer to this request: status, headers (cookies included) and body; or
+    400 when the client's body cannot be read. Raises PrimaryUnavailable when the primary
+    cannot be reached before anything was sent back."""
     headers = _request_headers(request)
     body = _body(request)
     chunked = body is not None and "Content-Length" not in headers
@@ -239,6 +247,11 @@ def forward(request) -> StreamingHttpResponse:
             conn.putheader(name, value)
         conn.endheaders(message_body=body, encode_chunked=chunked)
         upstream = conn.getresponse()
+    except ClientBodyError as exc:
+        # The client's fault, not the primary's: closed before the body's end, the primary
+        # drops what it got of it.
+        conn.close()
+        return HttpResponse(exc.message + "\n", status=400, content_type="text/plain; charset=utf-8")
     except (OSError, http.client.HTTPException) as exc:
         conn.close()
         note_primary(False)

@@ -4,7 +4,7 @@
 `POST /_replication/<id>.git/git-upload-pack`, as smart HTTP with nothing hidden: workspaces,
 take-down and archive refs, everything a replica must hold to serve or to keep. The git
 machinery is repos.smarthttp's (request bodies checked by repos.requestbody, git streamed by
-repos.gitstream); only the access decision differs, and it is all or nothing: a bearer token
+gitcore.gitstream); only the access decision differs, and it is all or nothing: a bearer token
 signed with the site's SECRET_KEY for a node name, at most TOKEN_MAX_AGE seconds old. Anything
 else, and any request on a replica, answers 404 exactly as an unknown path does, so the route
 tells an outsider nothing. Repositories are addressed by id (soft-deleted ones too: an
@@ -21,11 +21,12 @@ from django.core import signing
 from django.http import Http404, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from gitcore import pktline
+from gitcore.git import popen_git
+from gitcore.gitstream import Feeder, GitProcessResponse
+from gitcore.oids import object_format
 from hostsite.node_settings import NODE_NAME
-from repos import pktline
-from repos.git import popen_git
 from repos.gitprotocol import GitHTTPError, parse_git_protocol, repository_dir, wants_v2
-from repos.gitstream import Feeder, GitProcessResponse
 from repos.models import Repository
 from repos.requestbody import prepare_body
 
@@ -112,7 +113,11 @@ def upload_pack(request, repo_id: int):
         path = repository_dir(repo)
         # wsgi.input, not request.body: streamed, and gunicorn decodes chunked bodies there.
         prepared = prepare_body(
-            SERVICE, request.META["wsgi.input"], gzip=encoding in ("gzip", "x-gzip"), protocol=protocol
+            SERVICE,
+            request.META["wsgi.input"],
+            gzip=encoding in ("gzip", "x-gzip"),
+            protocol=protocol,
+            fmt=object_format(path),
         )
     except GitHTTPError as exc:
         return _error(exc)

@@ -1,7 +1,7 @@
-"""This node's row, its heartbeat, and which replicas are live.
+"""This node's row, which replicas are live, and the disk's identity.
 
-Every Celery worker of every node runs a heartbeat thread (started on `worker_ready`): it
-writes the node's last_seen_at every NODE_HEARTBEAT_SECONDS, and on a replica also runs the
+Every Celery worker of every node runs a heartbeat thread (replication.heartbeat): it writes
+the node's last_seen_at (`beat`) every NODE_HEARTBEAT_SECONDS, and on a replica also runs the
 catch-up sweep (replication.catchup) at start and every CATCH_UP_SECONDS. A node silent for
 NODE_DOWN_SECONDS is down: the dispatch sends it nothing, and it catches up by the sweep when
 it is back.
@@ -24,13 +24,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from celery.signals import worker_ready
 from django.conf import settings
-from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from gitcore.git import run_git
 from replication.models import Node, NodeRole, ReplicaState
-from repos.git import run_git
 
 log = logging.getLogger(__name__)
 
@@ -176,60 +174,3 @@ def check_disk(node: Node) -> bool:
             dropped,
         )
     return True
-
-
-# --- the heartbeat ----------------------------------------------------------------------------
-
-
-def start_worker_node() -> None:
-    """What a worker does once at start: register, check the disk, catch up (replicas)."""
-    node = this_node(starting=True)
-    check_disk(node)
-    forget_live_replicas()
-    if is_replica():
-        from replication import catchup
-
-        catchup.catch_up()
-
-
-class Heartbeat(threading.Thread):
-    def __init__(self, interval: float | None = None) -> None:
-        super().__init__(daemon=True, name="node-heartbeat")
-        self.interval = interval or settings.NODE_HEARTBEAT_SECONDS
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        started = False
-        next_sweep = time.monotonic() + CATCH_UP_SECONDS
-        while not self.stopped.is_set():
-            # A database that is down must not end the thread: it beats again when it is back.
-            try:
-                close_old_connections()
-                if not started:
-                    start_worker_node()
-                    started = True
-                else:
-                    missed = beat()
-                    if is_replica() and (missed or time.monotonic() >= next_sweep):
-                        from replication import catchup
-
-                        next_sweep = time.monotonic() + CATCH_UP_SECONDS
-                        catchup.catch_up()
-            except Exception:
-                log.exception("node heartbeat failed")
-            self.stopped.wait(self.interval)
-        connection.close()
-
-    def stop(self) -> None:
-        self.stopped.set()
-
-
-_heartbeat: Heartbeat | None = None
-
-
-@worker_ready.connect
-def _start_heartbeat(**_kwargs) -> None:
-    global _heartbeat
-    if _heartbeat is None:
-        _heartbeat = Heartbeat()
-        _heartbeat.start()

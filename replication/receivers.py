@@ -9,10 +9,10 @@ import time
 from django.conf import settings
 from django.dispatch import receiver
 
+from hostsite.queues import replica_queue
 from replication import nodes
 from replication.models import ReplicaState
-from replication.queues import replica_queue
-from repos import changelog
+from repos import changelog, enqueue
 from repos.models import CONFIRMED_KINDS
 from repos.signals import push_acknowledging, repository_changed
 
@@ -26,10 +26,10 @@ def dispatch(sender, *, change_id, repository_id, generation, kind, **_kwargs) -
     """Each live replica gets a job on its own queue; a down one gets none and catches up by
     its sweep when it is back. A change that needs confirming on a site without replicas is
     complete at once."""
-    from replication.tasks import sync_repository
-
     for node in nodes.live_replicas():
-        sync_repository.apply_async((repository_id, generation), queue=replica_queue(node.name))
+        enqueue.send(
+            "replication.tasks.sync_repository", repository_id, generation, queue=replica_queue(node.name)
+        )
     if kind in CONFIRMED_KINDS and not nodes.has_replicas():
         changelog.complete(change_id)
 

@@ -30,11 +30,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bundles import selectors, storage
+from bundles.models import Flavor
+from gitcore.git import run_git
 from replication import nodes
 from replication.internal import fetch_token
 from replication.models import ChangeConfirmation, Node, ReplicaState
 from repos import changelog, locking, objectcheck
-from repos.git import run_git
+from repos.hooks import refspace
 from repos.maintenance import remove_unreachable_objects, repack
 from repos.models import CONFIRMED_KINDS, ChangeKind, Repository, RepositoryChange
 from repos.storage import create_repository_on_disk, remove_repository_from_disk, repository_path
@@ -43,7 +46,7 @@ log = logging.getLogger(__name__)
 
 REFSPEC = "+refs/*:refs/*"
 # Refs a copy is seeded with from the published bundles; the first fetch (--prune) drops them.
-SEED_PREFIX = "refs/replica-seed/"
+SEED_PREFIX = refspace.REPLICA_SEED
 LOCK_WAIT_SECONDS = 600
 # The kinds that may move the primary's HEAD (a new default branch is a web change; a mirror
 # follows its upstream's; an import takes the source's): after any other, HEAD stays as it was.
@@ -125,9 +128,6 @@ def seed_from_bundles(path: Path, repo: Repository) -> int:
     """Fill a new copy from the repository's published bundles (base, then incrementals) into
     SEED_PREFIX refs, so the fetch from the primary brings only what they lack. Returns how
     many were used; from a bundle that cannot be read on, the fetch brings the rest."""
-    from bundles import selectors, storage
-    from bundles.models import Flavor
-
     store = storage.get_storage()
     used = 0
     scratch = Path(tempfile.mkdtemp(prefix=f".seed-{repo.pk}-", dir=path.parent))

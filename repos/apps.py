@@ -4,14 +4,20 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.db.models.signals import post_migrate
 
+from hostsite.celery import ensure_broker_folders
+from repos.storage import install_hooks
+
 
 class ReposConfig(AppConfig):
     name = "repos"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from hostsite.celery import ensure_broker_folders
-        from repos import tasks  # noqa: F401 - registers the tasks repos.enqueue sends by name
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from repos import (
+            ratelimits,  # noqa: F401 - registers its system check of the rate limits' cache
+            tasks,  # noqa: F401 - registers the tasks repos.enqueue sends by name
+        )
         from repos.api import schema  # noqa: F401 - registers the OpenAPI auth extensions
 
         # The web process enqueues tasks too, so the filesystem broker's folders must exist
@@ -24,6 +30,4 @@ class ReposConfig(AppConfig):
 
 
 def _install_hooks(**_kwargs) -> None:
-    from repos.storage import install_hooks
-
     install_hooks()

@@ -13,8 +13,8 @@ import subprocess
 
 import zstandard
 
-from repos.git import popen_git
-from repos.gitstream import GitProcessResponse
+from gitcore.git import popen_git
+from gitcore.gitstream import GitProcessResponse
 
 FORMATS = {".tar.gz": "application/gzip", ".tar.zst": "application/zstd", ".zip": "application/zip"}
 _GIT_FORMAT = {".tar.gz": "tar.gz", ".tar.zst": "tar", ".zip": "zip"}

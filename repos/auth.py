@@ -10,10 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 
+from django.contrib.auth import authenticate
 from rest_framework import authentication, exceptions
 
-from repos.models import AccessToken, TokenScope
-from repos.tokens import authenticate_token
+from repos import ratelimits
+from repos.api.permissions import scope_refusal
+from repos.models import TokenScope
+from repos.tokens import authenticate_token, looks_like_token
 
 
 def parse_authorization(header: str) -> tuple[str | None, str] | None:
@@ -47,21 +50,24 @@ class AccessTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):
         header = request.META.get("HTTP_AUTHORIZATION", "")
+        if header:
+            # Past the limit of failures from this address, no credential is even checked.
+            _throttle_if_limited(ratelimits.auth_blocked(request), ratelimits.AUTH_REASON)
         try:
             parsed = parse_authorization(header)
         except ValueError as exc:
+            _throttle_if_limited(ratelimits.auth_failed(request), ratelimits.AUTH_REASON)
             raise exceptions.AuthenticationFailed(str(exc)) from None
         if parsed is None:
             return None
         username, secret = parsed
         token = authenticate_token(secret, username=username)
         if token is None:
+            _throttle_if_limited(ratelimits.auth_failed(request), ratelimits.AUTH_REASON)
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
         if token.scope == TokenScope.STATUS:
             # Here as well as in the permission class: a view with permissions of its own (the
             # schema's) must not take a status token either.
-            from repos.api.permissions import scope_refusal
-
             view = (getattr(request, "parser_context", None) or {}).get("view")
             refusal = scope_refusal(token, request.method, view)
             if refusal is not None:
@@ -72,9 +78,10 @@ class AccessTokenAuthentication(authentication.BaseAuthentication):
         return f'Bearer realm="{self.www_authenticate_realm}"'
 
 
-def request_token(request) -> AccessToken | None:
-    auth = getattr(request, "auth", None)
-    return auth if isinstance(auth, AccessToken) else None
+def _throttle_if_limited(wait: int | None, reason: str) -> None:
+    if wait is not None:
+        # 429 in the API's error format, with Retry-After (repos.api.errors); DRF adds the wait.
+        raise exceptions.Throttled(wait=wait, detail=reason)
 
 
 class PasswordBasicAuthentication(authentication.BaseAuthentication):
@@ -82,19 +89,18 @@ class PasswordBasicAuthentication(authentication.BaseAuthentication):
     token (POST /api/v1/user/tokens). Token-shaped passwords are left to the token class."""
 
     def authenticate(self, request):
-        from django.contrib.auth import authenticate
-
-        from repos.tokens import looks_like_token
-
         try:
             parsed = parse_authorization(request.META.get("HTTP_AUTHORIZATION", ""))
         except ValueError as exc:
             raise exceptions.AuthenticationFailed(str(exc)) from None
         if parsed is None or parsed[0] is None or looks_like_token(parsed[1]):
             return None
+        # The sign-in form's limits, in the same counts.
+        _throttle_if_limited(ratelimits.signin_attempt(request, parsed[0]), ratelimits.SIGNIN_REASON)
         user = authenticate(request._request, username=parsed[0], password=parsed[1])
         if user is None or not user.is_active:
             raise exceptions.AuthenticationFailed("Invalid username or password.")
+        ratelimits.signin_succeeded(request, parsed[0])
         return user, None
 
     def authenticate_header(self, request):

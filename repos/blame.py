@@ -14,8 +14,8 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from repos.git import run_git
-from repos.gittools import unquote_path
+from gitcore.git import run_git
+from render.gitquote import unquote_path
 
 AGE_CLASSES = 10  # age-0 (the newest) to age-9 (the oldest): see static/css/blame.css
 

@@ -11,10 +11,12 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from repos import catfile, gitobjects, refnav
-from repos.git import GitError, run_git
-from repos.gittools import disambiguate, is_full_id, text_ref_map
-from repos.visibility import EVERYTHING, View, normalize_prefix
+from gitcore import catfile, gitobjects
+from gitcore.git import GitError, run_git
+from gitcore.gittools import disambiguate, is_full_id, text_ref_map
+from gitcore.oids import object_format
+from repos import refnav
+from repos.visibility import EVERYTHING, View
 
 # Fragments cached by object ids, which never change: bump the version when their shape does.
 # The repository's path is in every key too, so nothing one repository stores (say through
@@ -81,7 +83,6 @@ def recent_commits(path: Path, branch: str, limit: int = 10) -> list[Commit]:
 
 # --- Browsing: revisions, trees, blobs, history --------------------------------------------
 
-HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 # A revision a URL may name: a branch, a tag, a full ref or a hex object id; never a revision
 # expression (`^`, `~`, `:`, `@{`, `..`) and never something git could read as an option.
 _FORBIDDEN_IN_REV = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
@@ -94,12 +95,13 @@ def visible_commit(path: Path, written: str, view: View = EVERYTHING) -> str | N
     None, so no page can tell them apart. Where something is hidden, an abbreviation is
     resolved among the objects the viewer may see only: otherwise "ambiguous" would betray a
     hidden object sharing the prefix."""
-    prefix = normalize_prefix(written)
+    fmt = object_format(path)
+    prefix = fmt.parse_prefix(written)
     if prefix is None:
         return None
     if not view.restricts:
         return catfile.resolve(path, prefix)
-    found = [prefix] if len(prefix) in (40, 64) else disambiguate(path, prefix)
+    found = [prefix] if len(prefix) == fmt.hexsz else disambiguate(path, prefix)
     commits = {catfile.resolve(path, oid) for oid in found if view.object_visible(oid)} - {None}
     if len(commits) != 1:
         return None
@@ -122,9 +124,7 @@ def resolve_commit(path: Path, rev: str, view: View = EVERYTHING) -> str | None:
         sha = catfile.resolve(path, ref)
         if sha:
             return sha
-    if HEX.match(rev):
-        return visible_commit(path, rev, view)
-    return None
+    return visible_commit(path, rev, view)
 
 
 @dataclass(frozen=True)
@@ -155,11 +155,8 @@ def split_revision(path: Path, spec: str, view: View = EVERYTHING) -> Revision |
         found = refnav.workspace_revision(path, parts, view)
         if found:
             return Revision(*found)
-    if HEX.match(first):
-        sha = visible_commit(path, first, view)
-        if sha:
-            return Revision(first, sha, "/".join(parts[1:]))
-    return None
+    sha = visible_commit(path, first, view)
+    return Revision(first, sha, "/".join(parts[1:])) if sha else None
 
 
 def clean_path(raw: str) -> str | None:

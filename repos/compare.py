@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
-from repos import browse, diffs, history
-from repos.git import GitTimeout, run_git
-from repos.gittools import is_full_id, merge_base
+from gitcore import gitdiff
+from gitcore.git import GitTimeout, run_git
+from gitcore.gittools import is_full_id, merge_base
+from render import diffs
+from repos import browse, history
 from repos.visibility import EVERYTHING, View
 
 MAX_COMMITS = 250
@@ -47,7 +49,7 @@ def compare(
 ) -> Comparison | None:
     """`base` and `head` are anything browse.resolve_commit takes (branch, tag, full ref, id).
     None when either does not name a commit the viewer may see: a hidden side, base or head,
-    answers as an unknown one. diff_options go to repos.diffs.diff."""
+    answers as an unknown one. diff_options go to gitcore.gitdiff.diff."""
     path = repo.disk_path
     base_sha = browse.resolve_commit(path, base, view)
     head_sha = browse.resolve_commit(path, head, view) if base_sha else None
@@ -56,7 +58,7 @@ def compare(
     commits = history.log(path, head_sha, exclude=base_sha, limit=max_commits + 1)
     truncated = len(commits) > max_commits
     mb = cached_merge_base(path, base_sha, head_sha)
-    diff = diffs.diff(path, mb, head_sha, **diff_options) if with_diff else None
+    diff = gitdiff.diff(path, mb, head_sha, **diff_options) if with_diff else None
     return Comparison(base_sha, head_sha, mb, commits[:max_commits], truncated, diff)
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from gitcore.git import is_valid_refname
 from repos import changelog, storage
 from repos.errors import Conflict, InvalidInput
-from repos.git import is_valid_refname
 from repos.models import ChangeKind, Repository, RepositoryRedirect, User, Visibility
 from repos.names import validate_repo_name
 

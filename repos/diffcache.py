@@ -1,13 +1,13 @@
 """Highlighted diffs, cached in Django's configured cache.
 
 A diff between two object ids never changes (ids name content), so the parsed and highlighted
-result, with each file's rows already rendered (repos.diffrender), is kept under a key made of
+result, with each file's rows already rendered (render.diffrender), is kept under a key made of
 the repository, both ids and the caps it was read with. A page then pays one cache read instead
 of `git diff`, Pygments and the rows. What pages attach per request (threads, in Line.after
 and FileDiff.after) is set on the copy the cache returns, never stored. Only full object ids
 are cached: a ref name or an abbreviation could move.
 
-A diff too big to highlight within a page's budget (repos.diffhighlight.PAGE_BUDGET_CHARS) is
+A diff too big to highlight within a page's budget (render.diffhighlight.PAGE_BUDGET_CHARS) is
 cached as shown (the rest with word-level changes only) and a Celery task highlights it all
 and replaces the entry: the next view is complete.
 
@@ -25,10 +25,12 @@ from pathlib import Path
 from django.core.cache import cache
 from django.utils.safestring import SafeString
 
-from repos import diffs, enqueue
-from repos.diffhighlight import PAGE_BUDGET_CHARS, highlight_diff
-from repos.diffrender import file_rows
-from repos.gittools import is_full_id
+from gitcore import gitdiff
+from gitcore.gittools import is_full_id
+from render import diffs
+from render.diffhighlight import PAGE_BUDGET_CHARS, highlight_diff
+from render.diffrender import file_rows
+from repos import enqueue
 
 # Bump when Diff, Line, the highlighting or the rows change shape: old entries are never read.
 VERSION = 2
@@ -44,7 +46,7 @@ def _key(repo_path, base: str | None, head: str, options: dict, paths: Sequence[
 def highlighted_diff(
     repo_path: Path | str, base: str | None, head: str, *, paths: Sequence[str] = (), **options
 ) -> diffs.Diff:
-    """repos.diffs.diff(...) with every line's `html` set (repos.diffhighlight) and each file's
+    """gitcore.gitdiff.diff(...) with every line's `html` set (render.diffhighlight) and each file's
     rows rendered, cached when both sides are full object ids."""
     return _highlighted(repo_path, base, head, paths, options)[0]
 
@@ -85,14 +87,14 @@ def _highlighted(
     """(the diff, whether it is completely highlighted, its cache key or "" when uncached)."""
     cacheable = is_full_id(head) and (base is None or is_full_id(base))
     if not cacheable:
-        result = diffs.diff(repo_path, base, head, paths=paths, **options)
+        result = gitdiff.diff(repo_path, base, head, paths=paths, **options)
         highlight_diff(result)
         return result, True, ""
     key = _key(repo_path, base, head, options, paths)
     found = cache.get(key)
     if isinstance(found, tuple) and found[:1] == (VERSION,):
         return _unpack(found), bool(found[1]), key
-    result = diffs.diff(repo_path, base, head, paths=paths, **options)
+    result = gitdiff.diff(repo_path, base, head, paths=paths, **options)
     complete = highlight_diff(result, budget=PAGE_BUDGET_CHARS)
     cache.set(key, _pack(result, complete), TIMEOUT)
     if not complete and cache.add(f"{key}:queued", 1, 600):
@@ -108,7 +110,7 @@ def _highlighted(
 
 def highlight_fully(repo_path: str, base: str | None, head: str, options: dict, paths: list[str]) -> None:
     """The whole diff highlighted, replacing an entry a page cut at its budget."""
-    result = diffs.diff(repo_path, base, head, paths=paths, **options)
+    result = gitdiff.diff(repo_path, base, head, paths=paths, **options)
     highlight_diff(result)
     key = _key(repo_path, base, head, options, paths)
     cache.set(key, _pack(result, True), TIMEOUT)
@@ -161,7 +163,7 @@ def _unpack(entry: tuple) -> diffs.Diff:
             )
             for o_start, o_count, n_start, n_count, section, lines in hunks
         ]
-        f.rows = rows  # type: ignore[attr-defined]  # read by repos.diffrender.rows_html
+        f.rows = rows  # type: ignore[attr-defined]  # read by render.diffrender.rows_html
         files.append(f)
     base, head_id, truncated, reason, max_bytes, max_files, left = head
     return diffs.Diff(base, head_id, files, truncated, reason, max_bytes, max_files, left)

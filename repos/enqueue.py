@@ -1,10 +1,13 @@
-"""Enqueue a Celery task by its name once the current transaction commits.
+"""The one way any code of the site asks for a Celery task: by the task's name, once the
+current transaction commits (`after_commit`), or at once (`send`) where there is no
+transaction to wait for (a task fanning out, a commit callback).
 
-A service that asks for background work is often the code that work calls back (an import
-request queues the import run, which reads the request's constants): naming the task instead
-of importing its module keeps tasks the top layer of each app, with no import cycle. The
-registered task is used when the process has it (so its options and test doubles apply);
-otherwise the message goes to the broker by name, which is all a worker needs.
+Naming the task instead of importing its module keeps every app's `tasks.py` the top of that
+app: the services a task calls can ask for the next task without importing it back. The
+registered task object is used (so its options, `publishes_held` and test doubles apply);
+a task whose module this process has not imported yet is found by loading every app's tasks
+once, as a worker does at start; a name still unknown goes to the broker as it is, which is
+all a worker needs. `queue` routes a job to one node's worker (hostsite.queues).
 """
 
 from __future__ import annotations
@@ -16,17 +19,32 @@ from django.db import transaction
 from hostsite.celery import app
 
 
-def send(task_name: str, *args: Any, countdown: float | None = None) -> None:
+def send(
+    task_name: str,
+    *args: Any,
+    countdown: float | None = None,
+    queue: str | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> None:
     """Send now: for callers outside a transaction, or already on its commit."""
+    options: dict[str, Any] = {}
+    if countdown is not None:
+        options["countdown"] = countdown
+    if queue is not None:
+        options["queue"] = queue
     task = app.tasks.get(task_name)
     if task is None:
-        app.send_task(task_name, args=args, countdown=countdown)
-    elif countdown is None:
-        task.delay(*args)
+        app.loader.import_default_modules()
+        task = app.tasks.get(task_name)
+    if task is None:
+        app.send_task(task_name, args=args, kwargs=kwargs, **options)
+    elif kwargs:
+        task.apply_async(args, kwargs, **options)
     else:
-        task.apply_async(args, countdown=countdown)
+        task.apply_async(args, **options)
 
 
-def after_commit(task_name: str, *args: Any, countdown: float | None = None) -> None:
-    """Send when the current transaction commits (at once outside one); never for a rollback."""
-    transaction.on_commit(lambda: send(task_name, *args, countdown=countdown))
+def after_commit(task_name: str, *args: Any, **options: Any) -> None:
+    """Send when the current transaction commits (at once outside one); never for a rollback.
+    The options are send's (countdown, queue, kwargs)."""
+    transaction.on_commit(lambda: send(task_name, *args, **options))

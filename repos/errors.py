@@ -6,29 +6,16 @@ their message next to the form. `fields` names the offending inputs.
 
 from __future__ import annotations
 
+from hostsite.errors import InvalidInput, ServiceError
 
-class ServiceError(Exception):
-    code = "error"
-    status = 400
-
-    def __init__(self, message: str, *, code: str | None = None, fields: dict[str, list[str]] | None = None):
-        super().__init__(message)
-        self.message = message
-        if code:
-            self.code = code
-        self.fields = fields or {}
-
-
-class InvalidInput(ServiceError):
-    code = "invalid"
-    status = 400
-
-
-class InvalidGitArgument(InvalidInput):
-    """Input that cannot be handed to git at all (a NUL byte: no argv or ref can hold one).
-    Raised by the git runner itself, whichever view or task let the input through."""
-
-    code = "invalid"
+__all__ = [
+    "Conflict",
+    "Forbidden",
+    "ImportFailed",
+    "InvalidInput",
+    "NotFound",
+    "ServiceError",
+]
 
 
 class Conflict(ServiceError):

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from gitcore.git import GitError, piped, run_git, stream_git
 from repos import objectcheck
 from repos.errors import ImportFailed
-from repos.git import GitError, piped, run_git, stream_git
 from repos.netguard import Source
 
 POLL_SECONDS = 0.25

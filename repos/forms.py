@@ -1,13 +1,14 @@
 from django import forms
 from django.contrib.auth import password_validation
 
+from repos.hooks import refspace
 from repos.models import RefsMode, TokenScope, User, Visibility
 
 
 class SignupForm(forms.Form):
     username = forms.CharField(
         max_length=39,
-        help_text="Lowercase letters, digits and hyphens. Also your workspace: refs/users/<username>/.",
+        help_text=f"Lowercase letters, digits and hyphens. Also your workspace: {refspace.WORKSPACES}<username>/.",
     )
     email = forms.EmailField(required=False)
     password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
@@ -82,7 +83,7 @@ class RepositoryForm(forms.Form):
         label="Refs to import",
         widget=forms.RadioSelect,
         help_text="All refs keeps the other namespaces (refs/pull/...) under "
-        "refs/imported/, never advertised. Site staff only.",
+        f"{refspace.IMPORTED}, never advertised. Site staff only.",
     )
     mirror = forms.BooleanField(
         required=False,

@@ -23,10 +23,12 @@ _PROTOCOL_RE = re.compile(r"^[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?(:[A-Za-z0-9._-]+
 
 
 class GitHTTPError(Exception):
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, *, retry_after: int | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        # Seconds for a Retry-After header (a rate limit's 429).
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from repos.git import stream_git
+from gitcore.git import stream_git
 
 MAX_QUERY = 1000
 MAX_PATH_FILTER = 500

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from repos import catfile, gitobjects
+from gitcore import catfile, gitobjects
+from gitcore.git import GitError, run_git
+from gitcore.gittools import is_full_id
 from repos.browse import FRAGMENT_SECONDS, FRAGMENT_VERSION, fragment_digest
-from repos.git import GitError, run_git
-from repos.gittools import is_full_id
 
 
 @dataclass(frozen=True)

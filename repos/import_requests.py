@@ -109,17 +109,13 @@ def import_request(
                 sealed = sealing.seal(
                     {"u": credentials.username, "p": credentials.secret}, purpose=SEAL_PURPOSE
                 )
-            transaction.on_commit(lambda: _enqueue(imp.pk, sealed))
+            enqueue.after_commit("repos.tasks.run_import", imp.pk, sealed)
     except BaseException:
         # The row rolled back; the directory repository_create made must follow it.
         if repo is not None and repo.pk and not Repository.objects.filter(pk=repo.pk).exists():
             storage.remove_repository_from_disk(repo.disk_path)
         raise
     return imp
-
-
-def _enqueue(import_id: int, sealed: str | None) -> None:
-    enqueue.send("repos.tasks.run_import", import_id, sealed)
 
 
 # --- reads -------------------------------------------------------------------------------------

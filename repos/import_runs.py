@@ -21,9 +21,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from repos import enqueue, fetching, importing, netguard, objectcheck, sealing
+from gitcore.git import GitError
+from repos import enqueue, fetching, importing, mirrors, netguard, objectcheck, sealing
 from repos.errors import Forbidden, InvalidInput, ServiceError
-from repos.git import GitError
 from repos.import_requests import SEAL_PURPOSE, STALE_AFTER, _remove_repository
 from repos.models import ImportState, RefsMode, Repository, RepositoryImport
 
@@ -276,11 +276,8 @@ def _end(imp: RepositoryImport, state: str, reason: str | None) -> Outcome:
 def _start_mirror(imp: RepositoryImport, repo: Repository) -> None:
     """Imported "as a pull mirror": from now on the mirror owns the branches and tags."""
     try:
-        from repos import mirrors
-
         mirrors.mirror_create(repo=repo, url=imp.source_url, created_by=imp.requested_by)
-    except (ServiceError, ImportError) as exc:
-        reason = getattr(exc, "message", None) or "mirrors are not available"
+    except ServiceError as exc:
         RepositoryImport.objects.filter(pk=imp.pk).update(
-            message=f"Imported, but the pull mirror could not be set up: {reason}"
+            message=f"Imported, but the pull mirror could not be set up: {exc.message}"
         )

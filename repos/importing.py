@@ -25,10 +25,10 @@ from pathlib import Path
 
 from django.conf import settings
 
+from gitcore.git import run_git
+from gitcore.gittools import RefTransaction, ref_map, text_ref_map, zero_like
 from repos import creation, fetching, netguard, objectcheck_services, pushes
 from repos.errors import ImportFailed, InvalidInput
-from repos.git import run_git
-from repos.gittools import RefTransaction, ref_map, text_ref_map, zero_like
 from repos.models import RefsMode, Repository, User, Visibility
 from repos.names import IMPORTED_REFS
 

@@ -21,8 +21,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from gitcore.git import run_git
 from repos import changelog, locking
-from repos.git import run_git
 from repos.locking import repository_lock
 from repos.models import ChangeKind, Repository
 

@@ -1,5 +1,6 @@
 """Security headers Django does not set itself, and answers for input no view should see."""
 
+import ipaddress
 import logging
 from urllib.parse import unquote_to_bytes
 
@@ -59,7 +60,7 @@ def _error_response(request, status: int, code: str, message: str) -> HttpRespon
 
 class RejectBadInputMiddleware:
     """400 for paths no view should see (controls, invalid UTF-8), before any view, git or
-    the database does; and 400 for invalid input a view let through to git (repos.git's guard)."""
+    the database does; and 400 for invalid input a view let through to git (gitcore.git's guard)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -116,3 +117,45 @@ class DatabaseBusyMiddleware:
         response = _error_response(request, 503, "busy", "The server is busy; try again in a moment.")
         response["Retry-After"] = str(settings.DATABASE_RETRY_AFTER)
         return response
+
+
+def _trusted(address: str, proxies) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in proxies)
+
+
+def forwarded_client(peer: str, forwarded_for: str, proxies) -> str:
+    """The client's address: the peer's, unless the peer is a trusted proxy. Then it is the
+    address that proxy appended to X-Forwarded-For, or, while that is a trusted proxy too, the
+    one before it. What a client wrote into the header itself stands further left and is never
+    reached: nobody can choose the address they are counted under."""
+    address = peer
+    hops = [hop.strip() for hop in forwarded_for.split(",")] if forwarded_for else []
+    while hops and _trusted(address, proxies):
+        hop = hops.pop()
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            break  # not an address (a proxy writing ports, say): the proxy's own then
+    return address
+
+
+class TrustedProxyMiddleware:
+    """REMOTE_ADDR becomes the client's address behind the TLS proxies of TRUSTED_PROXIES, so
+    that everything after reads the one answer: rate limits, logs, bundle base URLs, and a
+    replica's signed forwarding mark (replication.middleware applies that on the primary)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if settings.TRUSTED_PROXIES:
+            request.META["REMOTE_ADDR"] = forwarded_client(
+                request.META.get("REMOTE_ADDR", ""),
+                request.META.get("HTTP_X_FORWARDED_FOR", ""),
+                settings.TRUSTED_PROXIES,
+            )
+        return self.get_response(request)

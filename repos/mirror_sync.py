@@ -16,11 +16,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from gitcore.git import GitError
+from gitcore.gittools import ZERO_OID, RefTransaction, text_ref_map, zero_like
 from repos import fetching, netguard, objectcheck, objectcheck_services, pushes, services
 from repos.errors import ServiceError
 from repos.fetching import FetchFailed, Progress
-from repos.git import GitError
-from repos.gittools import ZERO_OID, RefTransaction, text_ref_map, zero_like
 from repos.locking import repository_lock
 from repos.models import ChangeKind, Mirror, Repository
 

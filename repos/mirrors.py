@@ -5,7 +5,7 @@ upstream's branches and tags under the object checks, deletes what the upstream 
 and records what moved as
 one push by "mirror" (a reserved user name), so the pushlog, webhooks, bundles, show-work and
 merged-ref cleanup react as they do to any push. The branches and tags of a mirror change only
-that way: the push policy refuses them to everyone (workspaces/access/policy.py, Rules.mirror), while
+that way: the push policy refuses them to everyone (repos/hooks/pushpolicy.py, Rules.mirror), while
 workspaces stay open.
 
 A mirror never deletes refs because something went wrong: a failed listing or fetch moves no ref
@@ -30,9 +30,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from gitcore.git import GitError
 from repos import enqueue, locking, mirror_sync, netguard, selectors, signals
 from repos.errors import Conflict, Forbidden, InvalidInput, ServiceError
-from repos.git import GitError
 from repos.locking import RepositoryBusy
 from repos.models import Mirror, Repository
 

@@ -12,6 +12,8 @@ import re
 
 from django.core.exceptions import ValidationError
 
+from repos.hooks import refspace
+
 # First path segments the site itself uses, plus names that would confuse people or tools.
 RESERVED_NAMES = frozenset(
     {
@@ -69,7 +71,7 @@ RESERVED_NAMES = frozenset(
 
 # Where `repo create --import --refs all` keeps the source's other namespaces (refs/pull/...):
 # never advertised, never pushable; admins remove them on the web or through the API.
-IMPORTED_REFS = "refs/imported/"
+IMPORTED_REFS = refspace.IMPORTED
 
 USERNAME_MAX = 39
 REPO_NAME_MAX = 100

@@ -1,7 +1,9 @@
 """Fetching from a URL a user gave us without letting it reach the server's own network (SSRF).
 
-The rule webhooks follow: the host must resolve to public addresses only. For git it is checked
-where it matters:
+The rule: the host must resolve to public addresses only (public_addresses), and the connection
+goes to an address that check returned, never to what a second lookup of the name says
+(pinned_connection: webhook deliveries, the image proxy, the redirect probe below). For git it
+is checked where it matters:
 
 - after DNS resolution, and git is then pinned to the addresses we checked
   (`http.curloptResolve` for http(s), the address itself for git://), so a name that resolves
@@ -89,7 +91,7 @@ def public_addresses(
         address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         if not allow_private and not address.is_global:
             raise refuse(
-                f"{host} resolves to a non-public address ({address}); only public hosts can be fetched from."
+                f"{host} resolves to a non-public address ({address}); only public hosts can be reached."
             )
         if str(address) not in addresses:
             addresses.append(str(address))

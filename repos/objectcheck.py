@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from repos.git import git_version
+from gitcore.git import git_version
+from repos.models import ObjectCheckOverride
 
 ACCEPT = "accept"
 REFUSE = "refuse"
@@ -175,6 +176,7 @@ CHECKS: tuple[Check, ...] = (
     _r("badGpgsig", _BROKEN, since=(2, 51, 0)),
     _r("badHeaderContinuation", _BROKEN, since=(2, 51, 0)),
 )
+
 BY_ID: dict[str, Check] = {check.msg_id.lower(): check for check in CHECKS}
 # git refuses to lower these below "error" ("Cannot demote"), so no override may.
 FATAL = frozenset({"nulinheader", "unterminatedheader"})
@@ -216,8 +218,6 @@ def git_config(direction: str, overrides: dict[str, str] | None = None) -> list[
 
 def repository_overrides(repo) -> dict[str, str]:
     """The overrides in force for a repository: the newest row per id ("" is the default)."""
-    from repos.models import ObjectCheckOverride
-
     latest: dict[str, str] = {}
     for msg_id, severity in (
         ObjectCheckOverride.objects.filter(repository=repo).order_by("id").values_list("msg_id", "severity")

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count
 
+from gitcore.git import run_git
 from repos import objectcheck, selectors
 from repos.errors import Forbidden, InvalidInput
-from repos.git import run_git
 from repos.models import LegacyObject, ObjectCheckOverride, Repository
 
 MAX_RECORDED = 100_000  # per arrival; a history with more is summarised by what was recorded

@@ -10,20 +10,27 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from gitcore.git import GitError, run_git
+from gitcore.gittools import is_ancestor, text_refname
 from repos import changelog, enqueue, signals
-from repos.git import GitError, run_git
-from repos.gittools import is_ancestor
+from repos.hooks import refspace
 from repos.hooks.updates import Update, is_zero
 from repos.models import ChangeKind, Push, PushCommit, RefUpdate, Repository, Webhook
 
 log = logging.getLogger(__name__)
-_LINE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (\S.{0,254})$")
+# A ref name as git allows it: no control characters (NUL, which no database stores, included).
+_LINE = re.compile(
+    r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) ([^\x00-\x20\x7f][^\x00-\x1f\x7f]{0,254})$"
+)
 
 
 def parse_updates(text: str) -> list[Update]:
-    """The lines post-receive wrote (`<old> <new> <ref>` each, git's own format)."""
+    """The lines post-receive wrote (`<old> <new> <ref>` each, git's own format). A lone
+    surrogate (a byte that is not UTF-8, as a spool file's `\\udcff` escape reads back) becomes
+    U+FFFD, as the push log records such names: no database stores a surrogate, nor the push
+    with it."""
     updates = []
-    for line in text.splitlines():
+    for line in text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").splitlines():
         match = _LINE.match(line)
         if match:
             updates.append(Update(match[1], match[2], match[3]))
@@ -65,7 +72,9 @@ def introduced_commits(repo: Repository, updates: list[Update], pusher_name: str
     news = [u.new for u in updates if not is_zero(u.new)]
     if not news:
         return []
-    prefixes = ["refs/heads/", "refs/tags/"] + ([f"refs/users/{pusher_name}/"] if pusher_name else [])
+    prefixes = ["refs/heads/", "refs/tags/"] + (
+        [refspace.workspace_prefix(pusher_name)] if pusher_name else []
+    )
     listed = run_git(
         ["for-each-ref", "--format=%(objectname) %(refname)", *prefixes], repo=repo.disk_path
     ).text
@@ -136,6 +145,11 @@ def push_record(
         return None
     if spool_id is not None and (done := Push.objects.filter(spool_id=spool_id).first()) is not None:
         return done
+    # Rows hold text: a name's bytes that are not UTF-8 (surrogates, as git's listings are read
+    # for git) as U+FFFD, as text_refname writes them; no database stores a surrogate.
+    updates = [
+        u if text_refname(u.ref) == u.ref else Update(u.old, u.new, text_refname(u.ref)) for u in updates
+    ]
     try:
         return _record(
             repo=repo,
@@ -178,7 +192,7 @@ def _record(
             pusher=pusher,
             pusher_name=username or pusher_name or "",
             protocol=protocol,
-            touches_workspace=any(u.ref.startswith("refs/users/") for u in updates),
+            touches_workspace=any(u.ref.startswith(refspace.WORKSPACES) for u in updates),
             push_options=list(push_options or []),
             spool_id=spool_id,
         )

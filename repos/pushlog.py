@@ -25,8 +25,8 @@ from typing import Any
 
 from django.db.models import F, Max, Q, QuerySet
 
-from repos.git import run_git
-from repos.gittools import list_refs, text_refname
+from gitcore.git import run_git
+from gitcore.gittools import list_refs, text_refname
 from repos.models import Push, PushCommit, RefUpdate, Repository
 from repos.pushlog_query import DEFAULT_COUNT, PAGE_MAX, PushlogQueryError, Query, ref_names
 from repos.visibility import EVERYTHING, View

@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gitcore.oids import SHA1, ObjectFormat
+
 DEFAULT_COUNT = 10
 PAGE_MAX = 500
-_SHA_PREFIX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 
 
 class PushlogQueryError(ValueError):
@@ -85,13 +86,14 @@ def _flag(params, name) -> bool:
     return (params.get(name) or "").lower() in {"1", "true", "yes", "on"}
 
 
-def _sha(params, name):
+def _sha(params, name, fmt: ObjectFormat):
     value = (params.get(name) or "").strip()
     if not value:
         return None
-    if not _SHA_PREFIX.match(value):
+    found = fmt.parse_prefix(value)
+    if found is None:
         raise PushlogQueryError(f"{name} must be a commit hash")
-    return value.lower()
+    return found
 
 
 def _text(params, name):
@@ -108,7 +110,8 @@ def ref_names(ref: str) -> set[str]:
     return {f"refs/heads/{ref}", f"refs/tags/{ref}"}
 
 
-def parse_query(params) -> Query:
+def parse_query(params, fmt: ObjectFormat = SHA1) -> Query:
+    """The query's filters; commit hashes are read for the repository's object format."""
     version = params.get("version") or "1"
     if version not in {"1", "2"}:
         raise PushlogQueryError("version must be 1 or 2")
@@ -117,9 +120,9 @@ def parse_query(params) -> Query:
         end_id=_int(params, "endID"),
         start_date=_date(params, "startdate"),
         end_date=_date(params, "enddate"),
-        from_change=_sha(params, "fromchange"),
-        to_change=_sha(params, "tochange"),
-        changeset=_sha(params, "changeset"),
+        from_change=_sha(params, "fromchange", fmt),
+        to_change=_sha(params, "tochange", fmt),
+        changeset=_sha(params, "changeset", fmt),
         user=(params.get("user") or None),
         ref=_text(params, "ref"),
         tips_only=_flag(params, "tipsonly"),

@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
+from gitcore.gittools import ZERO_OID, text_ref_map, zero_like
 from repos import push_spool, pushes, sources
-from repos.gittools import ZERO_OID, text_ref_map, zero_like
+from repos.hooks import refspace
 from repos.locking import RepositoryBusy, repository_lock
 from repos.models import ChangeKind, Push, RefUpdate, Repository
 
 log = logging.getLogger(__name__)
 
-NAMESPACES = ("refs/heads/", "refs/tags/", "refs/users/")
+NAMESPACES = ("refs/heads/", "refs/tags/", refspace.WORKSPACES)
 DELETIONS_COUNT_IN = ("refs/heads/", "refs/tags/")
 PUSHER = "system"
 PROTOCOL = "recovered"

@@ -17,14 +17,15 @@ from urllib.parse import quote
 from django.core.cache import cache
 from django.utils.encoding import repercent_broken_unicode
 
-from repos.git import run_git
-from repos.gittools import ref_map, rev_parse, text_refname
-from repos.refstamp import refs_fingerprint
+from gitcore.git import run_git
+from gitcore.gittools import ref_map, rev_parse, text_refname
+from gitcore.refstamp import refs_fingerprint
+from repos.hooks import refspace
 from repos.visibility import View
 
 BRANCH, TAG = "branch", "tag"
 NAMESPACES = {BRANCH: "refs/heads/", TAG: "refs/tags/"}
-WORKSPACES = "refs/users/"
+WORKSPACES = refspace.WORKSPACES
 # What a workspace owner's name may not hold in a for-each-ref pattern: no glob, no revision
 # syntax, nothing git's check-ref-format refuses anyway.
 _UNSAFE_NAME = re.compile(r"[\x00-\x20\x7f~^:?*\[\\%]|\.\.|@\{")

@@ -7,7 +7,7 @@ What can never be removed here, and why:
   `refs/takedown/` holds content under a moderator's take-down;
 - the default branch and protected branches, and a mirror's branches and tags (they change only
   through the mirror's syncs and would come back at the next one). The rules a push meets
-  decide these: the registered push policy is asked exactly as the pre-receive hook asks it,
+  decide these: the push policy is asked exactly as the pre-receive hook asks it,
   so a removal here and `git push origin :<ref>` never disagree. (`refs/imported/` is allowed
   by both, but receive-pack refuses it as a hidden ref: it is removed here only.)
 
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from gitcore.git import is_valid_refname
+from gitcore.gittools import RefTransaction, RefTransactionFailed, text_refname, zero_like
 from repos import gitaccess, selectors
 from repos.audit import Action, record_audit
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.git import is_valid_refname
 from repos.gitaccess import GitRequest
-from repos.gittools import RefTransaction, RefTransactionFailed, zero_like
 from repos.hooks.updates import Update
 from repos.locking import repository_lock
 from repos.models import Mirror, Push, Repository
@@ -157,7 +157,7 @@ def _delete(repo: Repository, entries: list[RefEntry], *, actor, via: str) -> Re
             actor=actor,
             action=Action.REF_REMOVE,
             repository=repo,
-            detail={"refs": {e.ref: e.oid for e in entries}, "via": via},
+            detail={"refs": {text_refname(e.ref): e.oid for e in entries}, "via": via},
         )
     return Removal(entries, push)
 

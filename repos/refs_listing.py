@@ -10,15 +10,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from repos import gittools
+from gitcore import gittools
+from gitcore.git import is_valid_refname
 from repos.errors import InvalidInput
-from repos.git import is_valid_refname
+from repos.hooks import refspace
 from repos.models import Repository
 from repos.names import IMPORTED_REFS
 
-WORKSPACES = "refs/users/"
+WORKSPACES = refspace.WORKSPACES
 # The platform's own namespaces (workspaces.cleanup's archive, moderation's legal hold).
-INTERNAL = ("refs/archive/", "refs/takedown/")
+INTERNAL = refspace.INTERNAL
 # Never listed here: workspaces have their own pages, internal refs are nobody's to remove.
 UNLISTED = (WORKSPACES, *INTERNAL)
 MAX_PER_PAGE = 500
@@ -26,9 +27,15 @@ MAX_PER_PAGE = 500
 
 @dataclass(frozen=True)
 class RefEntry:
-    ref: str
+    ref: str  # bytes that are not UTF-8 kept as surrogates (gittools.list_refs): git gets it back
     oid: str
     symref: str = ""  # the target, when the ref is symbolic (refs/remotes/origin/HEAD)
+
+    @property
+    def undecodable(self) -> bool:
+        """Whether the name holds bytes that are not UTF-8: a form cannot carry it back to name
+        the ref, which is removed with its namespace, or by a push deleting it."""
+        return gittools.text_refname(self.ref) != self.ref
 
 
 @dataclass(frozen=True)
@@ -119,8 +126,8 @@ def not_removable(ref: str) -> str | None:
         )
     if any(ref == p.rstrip("/") or ref.startswith(p) for p in INTERNAL):
         return (
-            f"{ref} is internal to the platform (refs/archive/ keeps deleted workspace refs restorable, "
-            f"refs/takedown/ holds content under a moderator's take-down): nobody removes it by hand"
+            f"{ref} is internal to the platform ({refspace.ARCHIVE} keeps deleted workspace refs restorable, "
+            f"{refspace.TAKEDOWN} holds content under a moderator's take-down): nobody removes it by hand"
         )
     return None
 

@@ -11,9 +11,12 @@ from typing import BinaryIO, cast
 
 from django.conf import settings
 
-from repos import pktline
+from gitcore import fetchrequest, pktline
+from gitcore.fetchrequest import FetchRequest
+from gitcore.gitstream import CHUNK
+from gitcore.oids import ObjectFormat
+from repos.clientbody import ClientBody
 from repos.gitprotocol import GitHTTPError, wants_v2
-from repos.gitstream import CHUNK
 
 
 class GzipReader:
@@ -73,10 +76,14 @@ class PreparedBody:
     prefix: bytes  # already read from the request, goes to git first
     rest: BinaryIO  # the remainder of the request body
     commands: list[tuple[str, str, str]]  # a push's (old, new, ref) commands
+    fetch: FetchRequest | None = None  # an upload-pack request, line by line
 
 
-def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None) -> PreparedBody:
-    """Validate a request body before git sees it."""
+def prepare_body(
+    service: str, raw: BinaryIO, *, gzip: bool, protocol: str | None, fmt: ObjectFormat
+) -> PreparedBody:
+    """Validate a request body before git sees it; ids are read for the repository's format."""
+    raw = cast(BinaryIO, ClientBody(raw))  # a body that cannot be read is a 400 (repos.clientbody)
     if gzip:
         raw = spool(
             GzipReader(raw, settings.GIT_HTTP_MAX_INFLATED),
@@ -88,26 +95,10 @@ def prepare_body(service: str, raw: BinaryIO, *, gzip: bool, protocol: str | Non
             body = (
                 raw if gzip else spool(raw, limit=settings.GIT_HTTP_MAX_UPLOAD_REQUEST, what="fetch request")
             )
-            pktline.validate_upload_request(body, protocol_v2=wants_v2(protocol))
+            fetch = fetchrequest.read(body, fmt, v2=wants_v2(protocol))
             body.seek(0)
-            return PreparedBody(b"", body, [])
-        prefix, commands = pktline.read_receive_commands(raw)
+            return PreparedBody(b"", body, [], fetch)
+        prefix, commands = pktline.read_receive_commands(raw, fmt)
         return PreparedBody(prefix, raw, commands)
     except pktline.PktLineError as exc:
         raise GitHTTPError(400, f"malformed request: {exc}") from None
-
-
-def request_wants(body: BinaryIO) -> list[str]:
-    """The ids a fetch asks for: its wants, and the objects an object-info asks about (their
-    sizes say as much about hidden content as the objects do)."""
-    try:
-        ids = pktline.upload_wants(body)
-        body.seek(0)
-        ids += [
-            payload[4:].strip().decode("ascii", "replace")
-            for _raw, payload in pktline.iter_pkts(body)
-            if payload is not None and payload.startswith(b"oid ")
-        ]
-        return ids
-    finally:
-        body.seek(0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
-from repos.models import Membership, Repository, RepositoryRedirect, Role, User, Visibility
+from repos.hooks.pushpolicy import Rules
+from repos.models import Membership, Mirror, Repository, RepositoryRedirect, Role, User, Visibility
 from repos.names import validate_repo_name, validate_username
 
 
@@ -109,3 +110,12 @@ def members(repo: Repository) -> list[tuple[User, Role]]:
         if m.user_id != repo.owner_id:
             rows.append((m.user, Role(m.role)))
     return rows
+
+
+def push_rules(repo: Repository) -> Rules:
+    """The rules a push is judged by where settings.PUSH_RULES names none: the default branch
+    is protected, and a mirror's branches and tags move only through its syncs."""
+    return Rules(
+        default_branch=repo.default_branch,
+        mirror=Mirror.objects.filter(repository=repo, enabled=True).exists(),
+    )

@@ -11,12 +11,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from gitcore.git import run_git
 from repos import changelog, creation, importing, signals, tokens
 from repos.audit import Action, record_audit
 from repos.creation import invalid_input, validate_branch
 from repos.creation import repository_check as repository_check  # callers check through services
 from repos.errors import Conflict, InvalidInput
-from repos.git import run_git
 from repos.models import (
     AccessToken,
     ChangeKind,

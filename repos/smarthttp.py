@@ -4,7 +4,7 @@ Nothing holds a pack in memory: a request body is copied into git's stdin by a f
 in 64 KiB chunks while the response iterates git's stdout. Bodies are checked before git
 starts (repos.requestbody). What the request may see and do beyond the role comes from the git
 access backends (repos.gitaccess). When the client goes away, gunicorn closes the response and
-repos.gitstream kills and reaps git.
+gitcore.gitstream kills and reaps git.
 """
 
 from __future__ import annotations
@@ -19,24 +19,16 @@ from typing import BinaryIO
 from django.conf import settings
 from django.http import HttpResponse
 
-from repos import (
-    advertisement,
-    gitaccess,
-    objectcheck,
-    pktline,
-    push_spool,
-    pushes,
-    sideband,
-    signals,
-    transfers,
-)
-from repos.git import popen_git
+from gitcore import advertisement, hiderefs, oids, pktline
+from gitcore.fetchrequest import FetchRequest
+from gitcore.git import popen_git, run_git
+from gitcore.gitstream import NO_CACHE_HEADERS, Feeder, GitProcessResponse
+from repos import fetchscreen, gitaccess, objectcheck, push_spool, pushes, sideband, signals, transfers
 from repos.gitaccess import GitClient, GitRequest
-from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
-from repos.gitstream import NO_CACHE_HEADERS, Feeder, GitProcessResponse
+from repos.gitprotocol import Pusher, repository_dir, wants_v2
 from repos.models import Push, Repository, RepositoryChange
 from repos.objectcheck_services import record_legacy
-from repos.requestbody import prepare_body, request_wants
+from repos.requestbody import prepare_body
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +75,7 @@ def _hook_env(
 ) -> dict[str, str]:
     repo, role = req.repository, req.role
     return {
-        **gitaccess.hook_env(req),
+        **gitaccess.push_env(req),
         "HOSTSITE_PUSHER": pusher.user.username,
         "HOSTSITE_PUSHER_ID": str(pusher.user.pk),
         "HOSTSITE_ROLE": role,
@@ -157,7 +149,7 @@ def rpc(
     path = repository_dir(repo)
     # Push is always protocol v0 (git has no v2 push); GIT_PROTOCOL only matters for fetch.
     protocol = protocol if service == "upload-pack" else None
-    prepared = prepare_body(service, body, gzip=gzip, protocol=protocol)
+    prepared = prepare_body(service, body, gzip=gzip, protocol=protocol, fmt=oids.object_format(path))
     commands = prepared.commands
     capabilities = pktline.receive_capabilities(prepared.prefix) if service == "receive-pack" else frozenset()
     req = git_request(repo, service, pusher, client, commands, capabilities)
@@ -222,25 +214,19 @@ def rpc(
             transfers.add(repo.pk, git_bytes=sent, git_requests=1)
 
     argv = _service_argv(service, path, advertise=False, config=config)
-    if service == "upload-pack" and wants_v2(protocol):
-        head = prepared.rest.read(advertisement.LS_REFS_MAX_BODY + 1)
-        prepared.rest.seek(0)
-        answer = advertisement.ls_refs(path, argv, env, head)
-        if answer is not None:
-            # ls-refs about HEAD, branches and tags: from the cache keyed by the ref files.
-            prepared.rest.close()
+    rest = prepared.rest
+    if prepared.fetch is not None:
+        answer = _fetch_answer(req, prepared.fetch, path, argv, env, rest, config)
+        if isinstance(answer, bytes):
+            rest.close()
             transfers.add(repo.pk, git_bytes=len(answer), git_requests=1)
             return HttpResponse(
                 answer, content_type=f"application/x-git-{service}-result", headers=NO_CACHE_HEADERS
             )
-        # Only a fetch carries wants (ls-refs was answered above or asks for no objects).
-        refusal = gitaccess.refused_wants(req, lambda: request_wants(prepared.rest))
-        if refusal:
-            prepared.rest.close()
-            raise GitHTTPError(403, refusal)
+        rest = answer
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(argv, env=env, stderr=stderr)
-    feeder = Feeder(proc, prepared.prefix, prepared.rest)
+    feeder = Feeder(proc, prepared.prefix, rest)
     feeder.start()
     return GitProcessResponse(
         proc,
@@ -251,6 +237,44 @@ def rpc(
         finish_when_abandoned=service == "receive-pack",
         relay=relay,
         before_end=before_end,
+    )
+
+
+def _fetch_answer(
+    req: GitRequest,
+    fetch: FetchRequest,
+    path: Path,
+    argv: list[str],
+    env: dict[str, str],
+    body: BinaryIO,
+    config: list[tuple[str, str]],
+) -> bytes | BinaryIO:
+    """What answers an upload-pack request without streaming git's output (bytes), or the body
+    git is to read. ls-refs about HEAD, branches and tags comes from the cache keyed by the ref
+    files; then the ids and names the request gives are screened (repos.fetchscreen)."""
+    if fetch.v2 and fetch.command == "ls-refs":
+        head = body.read(advertisement.LS_REFS_MAX_BODY + 1)
+        body.seek(0)
+        cached = advertisement.ls_refs(path, argv, env, head)
+        if cached is not None:
+            return cached
+    screened = fetchscreen.screen(
+        req, fetch, path=path, hide_values=hiderefs.values_for("upload-pack", config)
+    )
+    if screened.answer is not None:
+        return screened.answer
+    if screened.body is None:
+        return body
+    body.close()
+    if not screened.hidden_info:
+        return screened.body
+    # object-info with hidden ids: a few lines, answered whole once git has told the rest.
+    with screened.body:
+        ran = run_git(argv, env=env, input=screened.body.read(), check=False)
+    return (
+        fetchscreen.object_info_answer(fetch, ran.stdout, screened.hidden_info)
+        if ran.returncode == 0
+        else ran.stdout
     )
 
 

@@ -23,12 +23,13 @@ from urllib.parse import urlsplit
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
+from gitcore.oids import object_format
 from repos import selectors, signals
 from repos.browse import visible_commit
 from repos.errors import Forbidden, InvalidInput, NotFound
 from repos.models import CommitStatus, Repository, Role, StatusState
 from repos.models.statuses import CONTEXT_MAX, DESCRIPTION_MAX, TARGET_URL_MAX
-from repos.visibility import normalize_prefix, view_for
+from repos.visibility import view_for
 
 DEFAULT_CONTEXT = "default"
 # Contexts per commit: pages and the combined status list them all, so their number is bounded.
@@ -143,12 +144,13 @@ def clean_target_url(url) -> str:
 
 
 def resolve_sha(repo: Repository, user, sha) -> str:
-    """The full lower-case id of the commit `sha` names (4 to 64 hex digits, any case) as
-    `user` may see it. Missing, not a commit, ambiguous, or only reachable from work a
-    moderator hid: NotFound, all alike, as the commit page answers."""
-    prefix = normalize_prefix(sha) if isinstance(sha, str) else None
+    """The full lower-case id of the commit `sha` names (4 hex digits up to a whole id of the
+    repository's format, any case) as `user` may see it. Missing, not a commit, ambiguous, or
+    only reachable from work a moderator hid: NotFound, all alike, as the commit page answers."""
+    fmt = object_format(repo.disk_path)
+    prefix = fmt.parse_prefix(sha) if isinstance(sha, str) else None
     if prefix is None:
-        raise InvalidInput("sha must be 4 to 64 hexadecimal digits.", fields={"sha": ["invalid"]})
+        raise InvalidInput(f"sha must be 4 to {fmt.hexsz} hexadecimal digits.", fields={"sha": ["invalid"]})
     view = view_for(repo, user)
     full = visible_commit(repo.disk_path, prefix, view)
     if full is None or view.reaches_hidden([full]):

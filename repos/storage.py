@@ -18,16 +18,25 @@ from pathlib import Path
 
 from django.conf import settings
 
+from gitcore.git import run_git, supports_reftable
 from repos import gitaccess
-from repos.git import run_git, supports_reftable
 
 log = logging.getLogger(__name__)
 
 HOOKS_SOURCE = Path(__file__).resolve().parent / "hooks"
 HOOK_NAMES = ("pre-receive", "post-receive")
-# Modules the hooks import, installed beside them: the push policy (the git access backends',
-# repos.gitaccess) and the ref update every hook and policy reads.
-HOOK_MODULES = ("policy.py", "updates.py", "refnames.py")
+# Modules the hooks import, installed beside them: the push policy (the one every push is
+# judged by), the ref update every hook and the policy read, how a hook fails, git without
+# subprocess, the walk that says what a push may not publish again, and the ref namespaces.
+HOOK_MODULES = (
+    "pushpolicy.py",
+    "updates.py",
+    "refnames.py",
+    "failsafe.py",
+    "hookgit.py",
+    "contentguard.py",
+    "refspace.py",
+)
 
 # Configuration every hosted repository gets. Why each:
 REPO_CONFIG = {
@@ -86,8 +95,7 @@ def install_hooks() -> Path:
         )
         for name, source in sources.items()
     }
-    files["policy.py"] = gitaccess.policy_source().read_text()
-    for module in ("updates.py", "refnames.py"):
+    for module in HOOK_MODULES:
         files[module] = (HOOKS_SOURCE / module).read_text()
     for name, text in files.items():
         path = target / name

@@ -7,8 +7,20 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from repos import import_runs, lifecycle, maintenance, mirrors, push_spool, reconcile, webhooks
-from repos.git import GitError, GitTimeout
+from gitcore.git import GitError, GitTimeout
+from render import blobrender
+from repos import (
+    browse,
+    diffcache,
+    enqueue,
+    import_runs,
+    lifecycle,
+    maintenance,
+    mirrors,
+    push_spool,
+    reconcile,
+    webhooks,
+)
 from repos.models import DeliveryStatus, Mirror, Repository, WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -28,7 +40,7 @@ def schedule_maintenance() -> int:
     """Periodic (Celery beat): enqueue maintenance for every repository that is due."""
     ids = list(maintenance.repositories_due_for_maintenance().values_list("pk", flat=True)[:1000])
     for repo_id in ids:
-        maintain_repository.delay(repo_id)
+        enqueue.send("repos.tasks.maintain_repository", repo_id)
     return len(ids)
 
 
@@ -54,7 +66,7 @@ def deliver_webhook(self, delivery_id: int) -> str:
 def fan_out_webhooks(push_id: int) -> int:
     ids = webhooks.deliveries_for_push(push_id)
     for delivery_id in ids:
-        deliver_webhook.delay(delivery_id)
+        enqueue.send("repos.tasks.deliver_webhook", delivery_id)
     return len(ids)
 
 
@@ -107,7 +119,7 @@ def schedule_mirror_syncs() -> int:
     """Periodic (Celery beat, every minute): enqueue a sync for each mirror that is due."""
     ids = mirrors.schedule_due()
     for mirror_id in ids:
-        sync_mirror.delay(mirror_id)
+        enqueue.send("repos.tasks.sync_mirror", mirror_id)
     return len(ids)
 
 
@@ -125,7 +137,7 @@ def schedule_push_reconciliation() -> int:
     push_spool.replay()
     ids = list(Repository.objects.filter(deleted_at__isnull=True).values_list("pk", flat=True))
     for repo_id in ids:
-        reconcile_pushes.delay(repo_id)
+        enqueue.send("repos.tasks.reconcile_pushes", repo_id)
     return len(ids)
 
 
@@ -143,8 +155,6 @@ def highlight_diff(repo_path: str, base: str | None, head: str, options: dict, p
     """Highlight all of a diff a page showed cut at its budget (repos.diffcache). Takes the
     repository's path, not its id: that is what the diff's cache key is made of (and it never
     changes: names do not reach the filesystem). A repository gone since: nothing to do."""
-    from repos import diffcache
-
     try:
         diffcache.highlight_fully(repo_path, base, head, options, paths)
     except GitError as exc:
@@ -155,11 +165,9 @@ def highlight_diff(repo_path: str, base: str | None, head: str, options: dict, p
 
 @shared_task(ignore_result=True, soft_time_limit=60)
 def highlight_blob(repo_id: int, blob: str, path: str) -> str:
-    """Highlight all of a file a page showed cut at its budget (repos.blobrender). The soft
+    """Highlight all of a file a page showed cut at its budget (render.blobrender). The soft
     limit stops a lexer stuck inside one regex, which the CPU limit checked between tokens cannot."""
     from celery.exceptions import SoftTimeLimitExceeded
-
-    from repos import blobrender, browse
 
     repo = Repository.objects.filter(pk=repo_id).first()
     if repo is None:

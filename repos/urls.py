@@ -29,7 +29,7 @@ urlpatterns = [
     path("", repositories.home, name="home"),
     path("favicon.ico", site.favicon, name="favicon"),
     path("signup", accounts.signup, name="signup"),
-    path("login", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("login", accounts.SignInView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("new", repositories.repository_new, name="repository-new"),
     # "_img" can be no user's name (names start with a letter or digit).

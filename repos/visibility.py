@@ -2,40 +2,27 @@
 
 Pages, the API, the pushlog and its feeds, webhooks, git (v0 and v2, every command), archives,
 bundles and search all call `view_for(repo, user)` and ask the View it returns, instead of
-each deciding for itself. repos knows no moderation: the workspaces app registers the provider
+each deciding for itself. repos knows no moderation: settings.VISIBILITY_RULE names the rule
 that restricts taken-down and hidden work (workspaces.visibility); without one, everything
 in a readable repository is visible.
 
-Object ids from the network are normalised with `normalize_oid` before any comparison:
-git accepts upper-case hex, and a check that compares strings as given can be walked around.
+Object ids from the network are read with gitcore.oids before any comparison (exactly one whole
+id of the repository's format, any case, in git's lower-case spelling): a check that reads an
+id differently from git can be walked around.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Callable, Iterable
+from typing import Any
 
-_FULL_OID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-# An abbreviated id as pages take it (/c/<prefix>, compare); git's own minimum is 4.
-_PREFIX = re.compile(r"[0-9a-fA-F]{4,64}")
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from repos.errors import Forbidden
 
 TAKEN_DOWN_MESSAGE = "this content was taken down"
-
-
-def normalize_oid(text: str | bytes | None) -> str | None:
-    """A full object id (40 or 64 hex digits, any case) in git's lower-case form, or None."""
-    if isinstance(text, bytes):
-        text = text.decode("ascii", "replace")
-    if not text or not _FULL_OID.fullmatch(text.strip()):
-        return None
-    return text.strip().lower()
-
-
-def normalize_prefix(text: str | None) -> str | None:
-    """An abbreviated or full id in lower case, or None if it is not hex of a usable length."""
-    if not text or not _PREFIX.fullmatch(text):
-        return None
-    return text.lower()
 
 
 class View:
@@ -51,7 +38,7 @@ class View:
         return True
 
     def object_visible(self, oid: str) -> bool:
-        """`oid` must be normalised (normalize_oid) or come from git itself."""
+        """`oid` must be read with gitcore.oids (git's lower-case spelling) or come from git itself."""
         return True
 
     def hidden_objects(self, oids: Iterable[str]) -> set[str]:
@@ -72,28 +59,26 @@ class View:
 
 EVERYTHING = View()
 
-_provider: Callable[..., View] | None = None
 
-
-def register(provider: Callable[..., View]) -> None:
-    """provider(repo, user) -> View. One provider: the rule lives in one place."""
-    global _provider
-    _provider = provider
+@functools.cache
+def _named(path: str) -> Callable[..., Any] | None:
+    return import_string(path) if path else None
 
 
 def view_for(repo, user) -> View:
-    if _provider is None:
-        return EVERYTHING
-    return _provider(repo, user)
+    """settings.VISIBILITY_RULE(repo, user) -> View: one rule, in one place."""
+    rule = _named(settings.VISIBILITY_RULE)
+    return EVERYTHING if rule is None else rule(repo, user)
 
 
 def refuse_republishing(repo, user, tips: Iterable[str]) -> None:
-    """For web writes (restore, proposal, merge): Forbidden if history from `tips` reaches
-    content hidden from `user`, as the pre-receive hook refuses such a push."""
-    from repos.errors import Forbidden
-
-    if view_for(repo, user).reaches_hidden(tips):
+    """For web writes (restore, proposal, merge, web edit): Forbidden if history from `tips`
+    reaches content that may not be published again, as the pre-receive hook refuses such a
+    push."""
+    # settings.REPUBLISHING_RULE(repo, user, tips): whether those tips reach such content.
+    republishing = _named(settings.REPUBLISHING_RULE)
+    if republishing is not None and republishing(repo, user, list(tips)):
         raise Forbidden(
-            f"{TAKEN_DOWN_MESSAGE.capitalize()} (or hidden) by a moderator: it cannot be published again.",
+            f"{TAKEN_DOWN_MESSAGE.capitalize()} or blocked by a moderator: it cannot be published again.",
             code="content_taken_down",
         )

@@ -5,7 +5,9 @@ happens. Each delivery is signed with HMAC-SHA256 over the exact body, in
 `X-Hostsite-Signature-256: sha256=<hex>` (the scheme GitHub uses, so existing verifiers fit).
 Receivers on private, loopback or link-local addresses are refused unless
 WEBHOOK_ALLOW_PRIVATE_TARGETS is on: a webhook must not become a way to reach the server's
-own network (SSRF). The check runs at creation and again at each delivery (DNS can change).
+own network (SSRF). The check runs at creation and again at each delivery (DNS can change),
+and a delivery connects to the address its check allowed (repos.netguard), so a name that
+answers a public address for the check and a private one a moment later reaches nothing else.
 
 A payload shows what an anonymous reader may see of the push (repos.visibility), and it is
 built again at each attempt: a push taken down or hidden after it landed, while its
@@ -16,21 +18,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
+import http.client
 import json
 import logging
 import secrets
-import socket
 import time
-import urllib.error
-import urllib.request
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
+from repos import netguard
 from repos.errors import InvalidInput
 from repos.models import DeliveryStatus, Push, Repository, Webhook, WebhookDelivery
 from repos.pushlog import PushFilter
@@ -41,16 +41,6 @@ SIGNATURE_HEADER = "X-Hostsite-Signature-256"
 TIMEOUT = 10
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect could point at an internal address that check_target would refuse."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
 class DeliveryFailed(Exception):
     """A delivery attempt that may succeed later (retried with backoff)."""
 
@@ -59,23 +49,23 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def check_target(url: str) -> None:
+def checked_target(url: str) -> tuple[SplitResult, int, list[str]]:
+    """The URL's parts, its port, and the addresses its host resolves to, every one public
+    (netguard's rule) unless WEBHOOK_ALLOW_PRIVATE_TARGETS. InvalidInput says why not."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInput("Webhook URLs are http:// or https:// URLs.", fields={"url": ["invalid"]})
-    if settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
-        return
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except socket.gaierror:
-        raise InvalidInput(f"Cannot resolve {parts.hostname}.", fields={"url": ["unresolvable"]}) from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise InvalidInput(
-                f"{parts.hostname} resolves to a non-public address ({address}); webhooks only reach public hosts.",
-                fields={"url": ["private"]},
-            )
+        port = parts.port or netguard.DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise InvalidInput("The webhook URL's port is not valid.", fields={"url": ["invalid"]}) from None
+    try:
+        addresses = netguard.public_addresses(
+            parts.hostname, port, allow_private=settings.WEBHOOK_ALLOW_PRIVATE_TARGETS
+        )
+    except netguard.SourceRefused as exc:
+        raise InvalidInput(exc.message, fields={"url": ["refused"]}) from None
+    return parts, port, addresses
 
 
 @transaction.atomic
@@ -85,7 +75,7 @@ def webhook_create(
     url = (url or "").strip()
     if len(url) > 2000:
         raise InvalidInput("URLs are at most 2000 characters.", fields={"url": ["too_long"]})
-    check_target(url)
+    checked_target(url)
     secret = secret or secrets.token_urlsafe(32)
     if len(secret) > 200:
         raise InvalidInput("Secrets are at most 200 characters.", fields={"secret": ["too_long"]})
@@ -169,32 +159,21 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
             delivery.payload = _body(payload)
             WebhookDelivery.objects.filter(pk=delivery.pk).update(payload=delivery.payload)
     body = delivery.payload.encode()
-    request = urllib.request.Request(  # noqa: S310 - http(s) only, checked by check_target
-        hook.url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "hostsite-webhook/1",
-            "X-Hostsite-Event": delivery.event,
-            "X-Hostsite-Delivery": str(delivery.pk),
-            SIGNATURE_HEADER: sign(hook.secret, body),
-        },
-    )
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "hostsite-webhook/1",
+        "X-Hostsite-Event": delivery.event,
+        "X-Hostsite-Delivery": str(delivery.pk),
+        SIGNATURE_HEADER: sign(hook.secret, body),
+    }
     started = time.monotonic()
     status, excerpt, error = None, "", ""
     try:
-        check_target(hook.url)
-        with _OPENER.open(request, timeout=TIMEOUT) as response:
-            status = response.status
-            excerpt = response.read(500).decode("utf-8", "replace")
-    except urllib.error.HTTPError as exc:
-        status = exc.code
-        excerpt = exc.read(500).decode("utf-8", "replace")
+        status, excerpt = _post(hook.url, body, headers)
     except InvalidInput as exc:
         error = exc.message
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        error = str(getattr(exc, "reason", exc))[:500]
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        error = str(exc) or type(exc).__name__
     ok = status is not None and 200 <= status < 300
     now = timezone.now()
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
@@ -211,6 +190,23 @@ def attempt(delivery: WebhookDelivery) -> WebhookDelivery:
     if not ok:
         raise DeliveryFailed(error or f"HTTP {status}")
     return delivery
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+    """POST to the address the check resolved and allowed, never to what a second lookup of the
+    name would say (DNS rebinding): the Host header and TLS (SNI, the certificate) still name
+    the host. A redirect is the receiver's answer, not followed: it could point anywhere."""
+    parts, port, addresses = checked_target(url)
+    host = parts.hostname or ""
+    connection = netguard.pinned_connection(parts.scheme, host, addresses[0], port, timeout=TIMEOUT)
+    try:
+        connection.request(
+            "POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body, headers
+        )
+        response = connection.getresponse()
+        return response.status, response.read(500).decode("utf-8", "replace")
+    finally:
+        connection.close()
 
 
 def give_up(delivery_id: int) -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, Subquery
 
-from repos.git import GitError, run_git
+from gitcore.git import GitError, run_git
+from gitcore.gittools import is_ancestor, is_zero
+from gitcore.oids import object_format
 from repos.gitaccess import BaseGitAccess, GitRequest
-from repos.gittools import is_ancestor, is_zero
+from repos.hooks import refspace
 from repos.siteurl import repository_url
-from repos.visibility import normalize_oid
 from reviews.models import Proposal, ProposalRevision, ProposalState
 from workspaces.selectors import workspace_settings
 
@@ -31,8 +32,8 @@ def lands_in_workspace(req: GitRequest) -> bool:
     proc-receive maps to the workspace."""
     if req.user is None:
         return False
-    own = f"refs/users/{req.user.username}/"
-    prefixes: tuple[str, ...] = (own, "refs/for/")
+    own = refspace.workspace_prefix(req.user.username)
+    prefixes: tuple[str, ...] = (own, refspace.FOR)
     if req.role not in WRITERS:
         prefixes += ("refs/heads/",)
     return any(ref.startswith(prefixes) for _old, _new, ref in req.commands)
@@ -41,7 +42,7 @@ def lands_in_workspace(req: GitRequest) -> bool:
 def proposals_env(req: GitRequest, username: str) -> str:
     """`<number> <latest revision> <its head> <source ref>` lines of the open proposals this
     push may move."""
-    own = f"refs/users/{username}/"
+    own = refspace.workspace_prefix(username)
     exact = set()
     nameless = False
     for _old, _new, ref in req.commands:
@@ -49,7 +50,7 @@ def proposals_env(req: GitRequest, username: str) -> str:
             exact.add(ref)
         elif ref.startswith("refs/heads/") and req.role not in WRITERS:
             exact.add(own + ref[len("refs/heads/") :])
-        elif ref.startswith("refs/for/"):
+        elif ref.startswith(refspace.FOR):
             nameless = True
     rows = Proposal.objects.filter(repository=req.repository, state=ProposalState.OPEN)
     rows = rows.filter(source_ref__startswith=own) if nameless else rows.filter(source_ref__in=exact)
@@ -72,15 +73,16 @@ def already_landed(req: GitRequest, username: str) -> str:
     runs, because such a commit is in the repository already: one cat-file for all tips, then
     an ancestry check for the few the repository holds. (Nameless pushes of such a tip are
     refused by proc-receive.)"""
-    own = f"refs/users/{username}/"
+    own = refspace.workspace_prefix(username)
     mapped = req.role not in WRITERS
+    fmt = object_format(req.repository.disk_path)
     tips = sorted(
         {
             oid
             for _old, new, ref in req.commands
             if (ref.startswith(own) or (mapped and ref.startswith("refs/heads/")))
             and not is_zero(new)
-            and (oid := normalize_oid(new))
+            and (oid := fmt.parse(new))
         }
     )
     if not tips:
@@ -112,7 +114,7 @@ class ReviewAccess(BaseGitAccess):
         env = {}
         repo = req.repository
         base = repository_url(repo, req.client)
-        if any(ref.startswith("refs/for/") for _old, _new, ref in req.commands):
+        if any(ref.startswith(refspace.FOR) for _old, _new, ref in req.commands):
             # What post-receive prints to a push that carried options (git shows it as `remote:`).
             listed = f"{base}/proposals" if base else f"/{repo.owner.username}/{repo.name}/proposals"
             env["HOSTSITE_PUSH_OPTIONS_NOTICE"] = f"proposals opened with -o title=... are listed at {listed}"

@@ -6,13 +6,14 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gitcore.oids import is_printed_id
 from repos.api.access import repo_or_404
 from repos.api.pagination import Pagination, paginated
 from repos.api.permissions import Authenticated, TokenScope
+from repos.hooks import refspace
 from repos.visibility import view_for
 from reviews import merge, selectors, services
 from reviews.models import COMMENT_MAX, DESCRIPTION_MAX, MergeStrategy, Proposal, ProposalState
@@ -81,7 +82,9 @@ class ProposalSerializer(serializers.Serializer):
 
 
 class ProposalCreateSerializer(serializers.Serializer):
-    source_ref = serializers.CharField(max_length=300, help_text="refs/users/<you>/<name>, or just <name>.")
+    source_ref = serializers.CharField(
+        max_length=300, help_text=f"{refspace.WORKSPACES}<you>/<name>, or just <name>."
+    )
     target_branch = serializers.CharField(max_length=300)
     title = serializers.CharField(max_length=1000, **_TEXT)
     description = serializers.CharField(max_length=DESCRIPTION_MAX * 2, required=False, default="", **_TEXT)
@@ -103,12 +106,18 @@ class CommentSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
 
 
+def _printed_id(value: str) -> None:
+    # Compared with the head's id as git prints it: the shape is all there is to check.
+    if not is_printed_id(value):
+        raise serializers.ValidationError("A whole commit id, in lower case.")
+
+
 class MergeRequestSerializer(serializers.Serializer):
     strategy = serializers.ChoiceField(choices=MergeStrategy.values, default=MergeStrategy.MERGE)
-    sha = serializers.RegexField(
-        r"^[0-9a-f]{40}([0-9a-f]{24})?$",
+    sha = serializers.CharField(
         required=False,
-        help_text="Merge only if the proposal's head is still this commit.",
+        validators=[_printed_id],
+        help_text="Merge only if the proposal's head is still this commit (its whole id).",
     )
 
 
@@ -124,7 +133,7 @@ def _proposal(request, owner: str, name: str, number: int) -> Proposal:
     repo = repo_or_404(request, owner, name)
     proposal = selectors.proposal_by_number(repo, number)
     if proposal is None or not selectors.proposal_visible(proposal, view_for(repo, request.user)):
-        raise NotFound("Proposal not found.")
+        raise selectors.ProposalMissing()
     return proposal
 
 

@@ -6,11 +6,7 @@ class ReviewsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # What reviews adds to a push's hooks is a git access backend named in settings
-        # (reviews.access.ReviewAccess), not registered here.
-        # events registers the "proposal:<id>" notification subject; the others connect signals.
-        from reviews import events, moderation, queues, receivers  # noqa: F401
-        from workspaces import ref_links
-
-        # Workspace pages name each ref's open proposal; workspaces cannot import reviews.
-        ref_links.register(queues.open_proposal_numbers)
+        # What reviews adds to git requests, workspace pages and notification subjects is named
+        # in settings (GIT_ACCESS_BACKENDS, WORKSPACE_PROPOSAL_LINKS, NOTIFICATION_SUBJECTS).
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from reviews import moderation, receivers, tasks  # noqa: F401 - receivers connect signals; tasks registers what repos.enqueue sends by name

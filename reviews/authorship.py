@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from repos.git import run_git
+from gitcore.git import run_git
 from reviews.mergetree import Identity, identity_of
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f<>]")

@@ -17,10 +17,12 @@ import logging
 
 from django.db import transaction
 
+from repos import enqueue
 from repos.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from repos.models import Push
 from reviews import merge, mergecheck, rules
 from reviews.models import MergeCheck, MergeStrategy, Proposal, ProposalRevision, ProposalState
+from reviews.selectors import may_edit
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +40,12 @@ def auto_merge_enable(*, proposal: Proposal, user, strategy: str) -> Proposal:
         raise Conflict(f"Proposal #{proposal.number} is {proposal.state}.", code="not_open")
     Proposal.objects.filter(pk=proposal.pk).update(auto_merge_strategy=strategy, auto_merge_by=user)
     proposal.refresh_from_db()
-    transaction.on_commit(lambda: _enqueue(proposal.pk))
+    enqueue.after_commit("reviews.tasks.auto_merge", proposal.pk)
     return proposal
 
 
 @transaction.atomic
 def auto_merge_cancel(*, proposal: Proposal, user) -> Proposal:
-    from reviews.selectors import may_edit
-
     if not (merge.may_merge(user, proposal.repository) or may_edit(user, proposal)):
         raise Forbidden("Only the repository's maintainers and the proposal's author may cancel auto-merge.")
     Proposal.objects.filter(pk=proposal.pk).update(auto_merge_strategy="", auto_merge_by=None)
@@ -64,12 +64,6 @@ def cancel_for_revision(revision: ProposalRevision) -> None:
     Proposal.objects.filter(pk=revision.proposal_id).exclude(auto_merge_strategy="").exclude(
         auto_merge_by_id=pusher_id
     ).update(auto_merge_strategy="", auto_merge_by=None)
-
-
-def _enqueue(proposal_id: int) -> None:
-    from reviews import tasks
-
-    tasks.auto_merge.delay(proposal_id)
 
 
 def try_auto_merge(proposal: Proposal) -> str:

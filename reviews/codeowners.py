@@ -19,8 +19,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.db.models.functions import Lower
 
-from repos import browse, catfile
-from repos.git import run_git
+from gitcore import catfile
+from gitcore.git import run_git
+from repos import browse
+from repos.models import Role
+from repos.selectors import role_for
 
 LOCATIONS = (".hostsite/CODEOWNERS", ".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 MAX_BYTES = 3 * 1024 * 1024  # GitHub ignores larger files; so do we
@@ -232,7 +235,7 @@ def parse(text: str, *, path: str = "CODEOWNERS") -> CodeOwners:
 def read(repo_path, commit: str) -> CodeOwners:
     """The CODEOWNERS of `commit` (a branch tip), or an empty one. A file too large or not
     UTF-8 is reported, not read."""
-    # Through the repository's cat-file (repos.catfile): the branch pages ask this every time.
+    # Through the repository's cat-file (gitcore.catfile): the branch pages ask this every time.
     for location in LOCATIONS:
         found = catfile.info(repo_path, f"{commit}:{location}")
         if found is None:
@@ -263,9 +266,6 @@ def owners_by_file(owners: CodeOwners, files: list[str]) -> dict[str, tuple[str,
 
 def approval_problems(repo, owners: CodeOwners) -> list[Problem]:
     """Owners who could not give a code owner's approval (only maintainers may approve)."""
-    from repos.models import Role
-    from repos.selectors import role_for
-
     users = {
         u.username: u
         for u in get_user_model().objects.filter(username__in={n for r in owners.rules for n in r.owners})

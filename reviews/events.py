@@ -21,10 +21,9 @@ from notifications import selectors as notification_selectors
 from notifications import services as notification_services
 from notifications import subjects
 from repos.models import Role, User
-from repos.selectors import can_read, members
-from repos.visibility import view_for
+from repos.selectors import members
 from reviews.models import Approval, Comment, Proposal, ReviewRequest, Thread
-from reviews.selectors import proposal_visible
+from reviews.selectors import may_see
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +155,7 @@ def _tell(
         skip.add(actor.pk)
     told = 0
     for user in User.objects.filter(pk__in=[pk for pk in kinds if pk not in skip], is_active=True):
-        if not can_read(user, repo) or not proposal_visible(proposal, view_for(repo, user)):
+        if not may_see(user, proposal):
             continue
         kind = kinds[user.pk]
         notification_services.notify(
@@ -293,21 +292,17 @@ def _author_and_followers(proposal: Proposal, kind: str) -> dict[int, str]:
     return dict.fromkeys(ids, kind)
 
 
-# --- the subject "proposal:<id>" for notifications (follow forms, mail subjects) -----------------
+# --- the subject "proposal:<id>" for notifications (follow forms, mail subjects, and whether an
+# old notification may still show the proposal: notifications.selectors.as_shown) ---------------
 
 
-def _resolve(pk: int, user) -> subjects.SubjectInfo | None:
+def proposal_info(pk: int, user) -> subjects.SubjectInfo | None:
     proposal = Proposal.objects.select_related("repository__owner").filter(pk=pk).first()
     if proposal is None or proposal.repository.deleted_at is not None:
         return None
     repo = proposal.repository
-    if user is not None and (
-        not can_read(user, repo) or not proposal_visible(proposal, view_for(repo, user))
-    ):
+    if user is not None and not may_see(user, proposal):
         return None
     return subjects.SubjectInfo(
         proposal_subject(proposal), repo, f"#{proposal.number} {proposal.title}", _url(proposal)
     )
-
-
-subjects.register("proposal", _resolve)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import logging
 import re
 
+from gitcore.gittools import is_ancestor
 from repos.errors import ServiceError
-from repos.gittools import is_ancestor
+from repos.hooks import refspace
 from repos.hooks.updates import is_zero
 from repos.models import Push
 from reviews import services
@@ -58,7 +59,7 @@ def proposals_follow_push(*, push: Push) -> None:
     branches = {u.ref[len("refs/heads/") :]: u.new for u in updates if u.ref.startswith("refs/heads/")}
     if branches:
         _merged_by_push(push, branches)
-    moved = {u.ref: u.new for u in updates if u.ref.startswith("refs/users/")}
+    moved = {u.ref: u.new for u in updates if u.ref.startswith(refspace.WORKSPACES)}
     if not moved:
         return
     # A deleted ref leaves its proposal at the last revision; merged ones are history.
@@ -119,7 +120,7 @@ def _propose_from_options(push: Push, moved: dict[str, str], wanted: dict[str, s
     if description is not None:
         description = unescape_option(description)[:DESCRIPTION_MAX]
     for ref, branch in targets_of(push).items():
-        if ref not in moved or not ref.startswith(f"refs/users/{push.pusher.username}/"):
+        if ref not in moved or not ref.startswith(refspace.workspace_prefix(push.pusher.username)):
             continue
         try:
             existing = Proposal.objects.filter(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from repos.git import stream_git
+from gitcore.git import stream_git
 from reviews import mergetree
 from reviews.models import ProposalRevision
 

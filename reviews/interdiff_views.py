@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos.git import GitError, GitTimeout
+from gitcore.git import GitError, GitTimeout
 from repos.views import repo_or_404
 from repos.views.diffs import diff_context
 from repos.visibility import view_for

@@ -18,11 +18,12 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from gitcore.git import GitError, run_git
+from gitcore.gittools import is_ancestor, rev_parse
 from repos import gitaccess
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.git import GitError, run_git
 from repos.gitaccess import GitRequest
-from repos.gittools import is_ancestor, rev_parse
+from repos.hooks.pushpolicy import WRITE_ROLES
 from repos.hooks.updates import Update
 from repos.locking import repository_lock
 from repos.pushes import push_record
@@ -42,6 +43,7 @@ from reviews.mergetree import (
 )
 from reviews.mergetree import MergeConflict as MergeConflict  # raised by the strategies
 from reviews.models import MergeStrategy, Proposal, ProposalState
+from reviews.selectors import latest_revision
 from workspaces.models import RepositoryBan
 
 
@@ -177,7 +179,7 @@ def may_merge(user, repo) -> bool:
     """Maintainers and admins, unless a moderator banned them from the repository (a merge is a
     push: the ban refuses both)."""
     role = role_for(user, repo)
-    if role is None or role.label not in gitaccess.policy_module().WRITE_ROLES:
+    if role is None or role.label not in WRITE_ROLES:
         return False
     return not RepositoryBan.objects.filter(repository=repo, user=user).exists()
 
@@ -203,8 +205,6 @@ def proposal_merge(
     *, proposal: Proposal, user, strategy: str, expected_head: str | None = None
 ) -> MergeResult:
     """Merge the proposal's latest revision into its target branch and record it as a push."""
-    from reviews.selectors import latest_revision
-
     repo = proposal.repository
     if not may_merge(user, repo):
         raise Forbidden("Only the repository's maintainers and admins may merge.")

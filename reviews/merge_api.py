@@ -116,7 +116,8 @@ class ReviewRequestListView(APIView):
     @extend_schema(
         request=ReviewRequestSerializer,
         responses={201: ReviewRequestSerializer, 200: ReviewRequestSerializer},
-        description="The author or a maintainer asks a user who may read the repository; 200 if asked already.",
+        description="The author or a maintainer asks a user who may see the proposal; 200 if asked already. "
+        "Naming someone who may not see it answers as a missing proposal does (404).",
     )
     def post(self, request, owner: str, name: str, number: int):
         proposal = _proposal(request, owner, name, number)

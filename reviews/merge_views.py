@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponseForbidden
+from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -101,14 +101,16 @@ def proposal_auto_merge(request, owner: str, name: str, number: int):
 @require_POST
 def proposal_review_request(request, owner: str, name: str, number: int):
     _repo, proposal = _proposal_or_404(request, owner, name, number)
+    username = request.POST.get("username", "")
     try:
-        made = review_requests.review_request(
-            proposal=proposal, actor=request.user, username=request.POST.get("username", "")
-        )
-        username = request.POST.get("username", "").strip().removeprefix("@")
-        messages.success(
-            request, f"Review requested from {username}." if made else f"{username} was asked already."
-        )
+        made = review_requests.review_request(proposal=proposal, actor=request.user, username=username)
+    except selectors.ProposalMissing:
+        raise Http404 from None  # a reviewer who may not see it: what an unknown proposal answers
     except ServiceError as exc:
         messages.error(request, exc.message)
+        return _back(proposal)
+    username = username.strip().removeprefix("@")
+    messages.success(
+        request, f"Review requested from {username}." if made else f"{username} was asked already."
+    )
     return _back(proposal)

@@ -6,17 +6,14 @@ Nothing here merges: a check for another (target, head) pair than the current on
 
 from __future__ import annotations
 
-from django.db import transaction
-
+from repos import enqueue
 from reviews import merge, mergecheck, review_requests, rules
 from reviews.models import MergeCheck, MergeStrategy
 
 
 def enqueue_check(proposal) -> None:
-    from reviews import tasks
-
     proposal_id = proposal.pk
-    transaction.on_commit(lambda: tasks.check_merge.delay(proposal_id))
+    enqueue.after_commit("reviews.tasks.check_merge", proposal_id)
 
 
 def merge_state(proposal, latest) -> dict:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
+from gitcore.git import GitError, run_git
+from gitcore.gittools import rev_parse
 from repos.errors import Conflict
-from repos.git import GitError, run_git
-from repos.gittools import rev_parse
 from reviews import events
 from reviews.mergetree import MergeConflict, merge_trees
-from reviews.models import MergeCheck, Proposal, ProposalState
+from reviews.models import MergeCheck, Proposal, ProposalRevision, ProposalState
+from reviews.selectors import latest_revision
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,6 @@ class Pair:
 def current_pair(proposal: Proposal, head_sha: str | None = None) -> Pair | None:
     """The (target tip, latest head) the proposal would merge now, or None (no branch, no head)."""
     if head_sha is None:
-        from reviews.selectors import latest_revision
-
         latest = latest_revision(proposal)
         head_sha = latest.head_sha if latest else None
     target = rev_parse(proposal.repository.disk_path, f"refs/heads/{proposal.target_branch}")
@@ -128,8 +127,6 @@ def check_target(repository_id: int, branch: str) -> int:
 
 
 def _latest_heads(proposal_ids: list[int]) -> dict[int, str]:
-    from reviews.models import ProposalRevision
-
     heads: dict[int, str] = {}
     for pk, head in (
         ProposalRevision.objects.filter(proposal_id__in=proposal_ids)

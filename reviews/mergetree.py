@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitcore.git import GitError, git_version, run_git
 from repos.errors import Conflict
-from repos.git import GitError, git_version, run_git
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f<>]")
 

@@ -9,11 +9,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from gitcore.git import GitError, run_git
+from gitcore.gittools import rev_parse
 from repos import browse as repo_browse
 from repos import history
 from repos.errors import ServiceError
-from repos.git import GitError, run_git
-from repos.gittools import rev_parse
 from repos.views import form_error, repo_or_404
 from reviews import queues, services
 from reviews.models import DESCRIPTION_MAX, TITLE_MAX

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
-from repos.gittools import ref_map
+from gitcore.gittools import ref_map
 from repos.models import CommitStatus, Repository, Role
 from repos.selectors import can_read
 from repos.visibility import view_for

@@ -1,6 +1,10 @@
 """Asking people to review a proposal: by hand (its author or a maintainer asks anyone who may
-read the repository), or automatically, the code owners of the files each revision changes.
-Asking twice is a no-op; each new request tells the person (reviews.events.review_requested)."""
+see it), or automatically, the code owners of the files each revision changes who may see it.
+Asking twice is a no-op; each new request tells the person (reviews.events.review_requested).
+
+A proposal from a hidden or taken-down workspace is seen only by those the access rule lets
+see it (reviews.selectors.may_see). Asking anyone else is refused as if the proposal did not
+exist: answering otherwise would tell the asker who may see moderated work."""
 
 from __future__ import annotations
 
@@ -37,6 +41,8 @@ def review_request(*, proposal: Proposal, actor, username: str) -> ReviewRequest
     # Someone who may not read the repository is as unknown as someone who does not exist.
     if reviewer is None or not can_read(reviewer, proposal.repository):
         raise NotFound(f"No user {username!r} can read this repository.", code="no_such_reviewer")
+    if not selectors.may_see(reviewer, proposal):
+        raise selectors.ProposalMissing()
     if reviewer.pk == proposal.author_id:
         raise InvalidInput("The author cannot review their own proposal.", fields={"username": ["author"]})
     return _record(proposal, reviewer, actor, ReviewRequest.Reason.MANUAL)
@@ -56,7 +62,7 @@ def request_code_owners(proposal: Proposal, revision: ProposalRevision) -> list[
     for reviewer in (
         get_user_model().objects.filter(username__in=names, is_active=True).exclude(pk=proposal.author_id)
     ):
-        if can_read(reviewer, proposal.repository) and _record(
+        if selectors.may_see(reviewer, proposal) and _record(
             proposal, reviewer, None, ReviewRequest.Reason.CODEOWNERS
         ):
             asked.append(reviewer.username)

@@ -19,6 +19,7 @@ from repos.models import CommitStatus
 from repos.models.statuses import StatusState
 from reviews import codeowners
 from reviews.models import Approval, Proposal, ProposalRevision
+from reviews.selectors import latest_revision
 from workspaces.models import ProtectedBranch
 
 
@@ -87,8 +88,6 @@ def _code_owners_missing(proposal: Proposal, revision: ProposalRevision, approve
 
 def evaluate(proposal: Proposal, revision: ProposalRevision | None = None) -> Verdict:
     """What the branch's rules still ask of the proposal's latest revision (or `revision`)."""
-    from reviews.selectors import latest_revision
-
     revision = revision or latest_revision(proposal)
     protection = protection_for(proposal)
     verdict = Verdict()

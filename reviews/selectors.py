@@ -7,9 +7,11 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
+from repos.errors import NotFound
+from repos.hooks import refspace
 from repos.models import Repository, Role
-from repos.selectors import role_for
-from repos.visibility import EVERYTHING, View
+from repos.selectors import can_read, role_for
+from repos.visibility import EVERYTHING, View, view_for
 from reviews.models import Approval, Proposal, ProposalRevision, ProposalState
 
 
@@ -50,7 +52,7 @@ def proposals_for(repo: Repository, state: str | None = None, view: View = EVERY
 
 
 def _source_owner(ref: str) -> str:
-    return ref.split("/", 3)[2] if ref.startswith("refs/users/") and ref.count("/") >= 3 else ""
+    return ref.split("/", 3)[2] if ref.startswith(refspace.WORKSPACES) and ref.count("/") >= 3 else ""
 
 
 def hidden_proposal_ids(repo: Repository, view: View, only: Proposal | None = None) -> set[int]:
@@ -83,6 +85,21 @@ def hidden_proposal_ids(repo: Repository, view: View, only: Proposal | None = No
 
 def proposal_visible(proposal: Proposal, view: View) -> bool:
     return not hidden_proposal_ids(proposal.repository, view, only=proposal)
+
+
+def may_see(user, proposal: Proposal) -> bool:
+    """Whether `user` may read the proposal's repository and see the proposal itself: who may
+    be told of it, asked to review it, or shown its title in an old notification."""
+    repo = proposal.repository
+    return can_read(user, repo) and proposal_visible(proposal, view_for(repo, user))
+
+
+class ProposalMissing(NotFound):
+    """The one answer for a proposal that does not exist or that the person it concerns may not
+    see (the API renders it as it renders any missing proposal; the pages answer 404)."""
+
+    def __init__(self) -> None:
+        super().__init__("Proposal not found.")
 
 
 def proposal_by_number(repo: Repository, number) -> Proposal | None:

@@ -15,11 +15,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from gitcore.git import is_valid_refname
+from gitcore.gittools import is_ancestor, merge_base, rev_parse
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.git import is_valid_refname
-from repos.gittools import is_ancestor, merge_base, rev_parse
+from repos.hooks import refspace
 from repos.models import Push, Repository
-from repos.selectors import can_read
+from repos.selectors import can_read, user_by_name
 from repos.visibility import refuse_republishing
 from reviews import events, selectors
 from reviews.models import (
@@ -60,9 +61,9 @@ def clean_text(text, *, limit: int, field: str) -> str:
 
 
 def _workspace_owner(ref: str) -> str | None:
-    if not ref.startswith("refs/users/"):
+    if not ref.startswith(refspace.WORKSPACES):
         return None
-    owner, sep, rest = ref[len("refs/users/") :].partition("/")
+    owner, sep, rest = ref[len(refspace.WORKSPACES) :].partition("/")
     return owner if owner and sep and rest else None
 
 
@@ -101,11 +102,11 @@ def proposal_open(
     description = clean_text(description, limit=DESCRIPTION_MAX, field="description")
     source_ref = str(source_ref or "").strip()
     if not source_ref.startswith("refs/"):
-        source_ref = f"refs/users/{user.username}/{source_ref}"
+        source_ref = refspace.workspace_ref(user.username, source_ref)
     owner = _workspace_owner(source_ref)
     if owner is None or not is_valid_refname(source_ref):
         raise InvalidInput(
-            "Propose a workspace ref: refs/users/<you>/<name>.", fields={"source_ref": ["invalid"]}
+            f"Propose a workspace ref: {refspace.WORKSPACES}<you>/<name>.", fields={"source_ref": ["invalid"]}
         )
     if owner != user.username and not selectors.is_admin(user, repo):
         raise Forbidden(f"{source_ref} is in {owner}'s workspace; only they (or an admin) may propose it.")
@@ -134,8 +135,6 @@ def proposal_open(
         raise Conflict(f"{source_ref} is already proposed.", code="already_proposed")
     author = user
     if owner != user.username:
-        from repos.selectors import user_by_name
-
         author = user_by_name(owner) or user
     # One proposal number at a time per repository: lock the repository's row.
     Repository.objects.select_for_update().filter(pk=repo.pk).first()
@@ -272,7 +271,11 @@ def proposals_close_for_moderation(*, repo: Repository, username: str, note: str
     admins and staff). Runs inside the take-down's transaction; returns the numbers closed."""
     rows = list(
         Proposal.objects.select_for_update()
-        .filter(repository=repo, state=ProposalState.OPEN, source_ref__startswith=f"refs/users/{username}/")
+        .filter(
+            repository=repo,
+            state=ProposalState.OPEN,
+            source_ref__startswith=refspace.workspace_prefix(username),
+        )
         .order_by("number")
     )
     for proposal in rows:

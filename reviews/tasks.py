@@ -6,13 +6,14 @@ All take ids, return quietly when the row is gone, and are safe to run twice."""
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
 
-from repos.git import GitTimeout
+from gitcore.git import GitTimeout
+from repos import enqueue
 from repos.models import Push
 from repos.models.statuses import StatusState
 from reviews import automerge, events, following, mergecheck, review_requests
 from reviews.models import Proposal, ProposalRevision, ProposalState
+from reviews.selectors import latest_revision
 
 
 def _push(push_id: int | None) -> Push | None:
@@ -41,7 +42,7 @@ def follow_push(push_id: int) -> str:
 
 
 def _enqueue_check(repository_id: int, branch: str) -> None:
-    transaction.on_commit(lambda: check_merges.delay(repository_id, branch))
+    enqueue.after_commit("reviews.tasks.check_merges", repository_id, branch)
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -98,8 +99,6 @@ def auto_merge(proposal_id: int) -> str:
 def follow_status(repository_id: int, sha: str, context: str, state: str) -> str:
     """A status on a commit: the open proposals whose latest head it is hear of a failure and
     may now auto-merge."""
-    from reviews.selectors import latest_revision
-
     candidates = Proposal.objects.filter(
         repository_id=repository_id, state=ProposalState.OPEN, revisions__head_sha=sha
     ).distinct()

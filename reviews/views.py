@@ -15,14 +15,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from repos import rendering
 from repos.compare import compare_ids
 from repos.errors import ServiceError
 from repos.views import repo_or_404
-from repos.views.browse import url_for
 from repos.views.diffs import diff_context
 from repos.visibility import view_for
 from reviews import selectors, services
+from reviews.markdown import proposal_markdown
 from reviews.mergebox import merge_box_context
 from reviews.models import TITLE_MAX, ProposalState
 from reviews.threads.page import threads_context
@@ -72,21 +71,6 @@ def proposal_list(request, owner: str, name: str):
     )
 
 
-def _markdown(repo, proposal, text: str, *, breaks: bool = False):
-    """Descriptions and comments as sanitized Markdown (repos.rendering, as READMEs); relative
-    links lead to files on the target branch."""
-    if not text:
-        return ""
-    branch = proposal.target_branch
-    return rendering.render_markdown(
-        text,
-        directory="",
-        blob_base=url_for(repo, "blob", branch),
-        raw_base=url_for(repo, "raw", branch),
-        breaks=breaks,
-    )
-
-
 def proposal_detail(
     request,
     owner: str,
@@ -104,7 +88,7 @@ def proposal_detail(
     user = request.user
     comments = list(proposal.comments.filter(thread=None).select_related("revision"))
     for comment in comments:
-        comment.html = _markdown(repo, proposal, comment.body)
+        comment.html = proposal_markdown(repo, proposal, comment.body)
     approvals = selectors.approvals(proposal, latest)
     context = {
         "repo": repo,
@@ -116,7 +100,7 @@ def proposal_detail(
         "comparison": compare_ids(repo, shown.base_sha, shown.head_sha),
         "comments": comments,
         # Newlines are line breaks, as GitHub shows descriptions (and `-o description=` means them).
-        "description_html": _markdown(repo, proposal, proposal.description, breaks=True),
+        "description_html": proposal_markdown(repo, proposal, proposal.description, breaks=True),
         "approvals": approvals,
         "may_edit": selectors.may_edit(user, proposal),
         # Not again for a head this user already approved (a new revision brings the button back).

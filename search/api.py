@@ -10,6 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.views import APIView
 
 from repos.api.pagination import Pagination, paginated
+from repos.ratelimits import SearchThrottle
 from search.paging import Results
 from search.query import QueryError, parse
 
@@ -70,6 +71,8 @@ REGEX_PARAMETER = OpenApiParameter(
 
 class _SearchView(APIView):
     kind = ""
+    # The API's own limit per token, and the search pages' per address.
+    throttle_classes = [*APIView.throttle_classes, SearchThrottle]
     serializer_class: type[serializers.Serializer] = serializers.Serializer
 
     def search(self, request):

@@ -7,4 +7,5 @@ class SearchConfig(AppConfig):
 
     def ready(self) -> None:
         # Keeps the index in every process: web workers (saved rows, pushes) and Celery workers.
-        from search import receivers  # noqa: F401 - connects the receivers
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from search import receivers, tasks  # noqa: F401 - receivers connect signals; tasks registers what repos.enqueue sends by name

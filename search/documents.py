@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from repos.hooks import refspace
 from repos.models import Repository, User
 from reviews.models import Proposal
 from search.models import CommitEntry, ProposalEntry, RepositoryEntry, UserEntry
@@ -54,14 +55,14 @@ def sync_proposal(proposal: Proposal, *, taken_down: frozenset[str] | None = Non
 
 def _from(proposal: Proposal, usernames: frozenset[str]) -> bool:
     return proposal.author.username in usernames or any(
-        proposal.source_ref.startswith(f"refs/users/{name}/") for name in usernames
+        proposal.source_ref.startswith(refspace.workspace_prefix(name)) for name in usernames
     )
 
 
 def forget_proposals_of(*, repo_id: int, username: str) -> int:
     """Take the proposals a workspace offered (authored there, or proposed from it) out."""
     rows = ProposalEntry.objects.filter(repository_id=repo_id).filter(
-        Q(author_name=username) | Q(proposal__source_ref__startswith=f"refs/users/{username}/")
+        Q(author_name=username) | Q(proposal__source_ref__startswith=refspace.workspace_prefix(username))
     )
     return rows.delete()[0]
 

@@ -1,5 +1,5 @@
 """What the index reads from git: a tree's files, the files changed between two commits, blobs
-in batches, and commits not indexed yet. Every process goes through repos.git."""
+in batches, and commits not indexed yet. Every process goes through gitcore.git."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repos.git import run_git
+from gitcore.git import run_git
 
 # Blobs read per `cat-file --batch` process: the output is held in memory, so chunks stay
 # well under this many bytes (each blob is capped by the caller).

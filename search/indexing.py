@@ -21,8 +21,8 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import transaction
 
-from repos.git import GitError
-from repos.gittools import rev_parse
+from gitcore.git import GitError
+from gitcore.gittools import rev_parse
 from repos.locking import claim
 from repos.models import Repository
 from search import gitread

@@ -8,10 +8,13 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
+from repos import enqueue
 from repos.models import Repository, User
 from repos.signals import push_recorded, repository_purging, visibility_changed
 from reviews.models import Proposal
-from search import documents, tasks
+from search import documents
+from search.indexing import index_reset
+from search.models import IndexState
 from workspaces.moderation import workspace_taken_down
 from workspaces.signals import workspace_moderated
 
@@ -19,14 +22,14 @@ from workspaces.signals import workspace_moderated
 @receiver(push_recorded)
 def after_push(sender, repository_id: int, **_kwargs) -> None:
     # A push to a workspace changes nothing indexed; one run checks the branches cheaply.
-    transaction.on_commit(lambda: tasks.update_index.delay(repository_id))
+    enqueue.after_commit("search.tasks.update_index", repository_id)
 
 
 @receiver(visibility_changed)
 def after_visibility_change(sender, repository_id: int, **_kwargs) -> None:
     # Rows are filtered by visibility when queried, so nothing is removed; a repository
     # made public may never have been indexed, though (a mirror), so it is brought up to date.
-    transaction.on_commit(lambda: tasks.update_index.delay(repository_id))
+    enqueue.after_commit("search.tasks.update_index", repository_id)
 
 
 @receiver(post_save, sender=Repository)
@@ -40,11 +43,9 @@ def after_repository_saved(sender, instance: Repository, created: bool, **_kwarg
 
 
 def _if_branch_changed(repo_id: int, branch: str) -> None:
-    from search.models import IndexState
-
     indexed = IndexState.objects.filter(repository_id=repo_id).values_list("code_branch", flat=True).first()
     if indexed is not None and indexed != branch:
-        tasks.update_index.delay(repo_id)
+        enqueue.send("search.tasks.update_index", repo_id)
 
 
 @receiver(post_save, sender=User)
@@ -63,8 +64,6 @@ def after_proposal_saved(sender, instance: Proposal, **_kwargs) -> None:
 def before_purge(sender, repository: Repository, **_kwargs) -> None:
     # The rows would go with the repository's row (CASCADE); deleting them first, in bulk,
     # keeps the purge's own delete small.
-    from search.indexing import index_reset
-
     index_reset(repo=repository)
 
 
@@ -77,4 +76,4 @@ def on_take_down(sender, workspace, **_kwargs) -> list:
 
 @receiver(workspace_moderated)
 def after_moderation(sender, repository_id: int, **_kwargs) -> None:
-    tasks.follow_moderation.delay(repository_id)
+    enqueue.send("search.tasks.follow_moderation", repository_id)

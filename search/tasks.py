@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from repos import enqueue
 from repos.models import Repository
 from search import indexing, moderation
 
@@ -25,7 +26,7 @@ def update_index(self, repository_id: int) -> str:
     if outcome.busy:
         raise self.retry(countdown=BUSY_RETRY_SECONDS)
     if outcome.more:
-        update_index.delay(repository_id)
+        enqueue.send("search.tasks.update_index", repository_id)
     return (
         f"files {outcome.files_written} written, {outcome.files_deleted} deleted; commits {outcome.commits}"
     )

@@ -7,6 +7,7 @@ from django.core.paginator import EmptyPage, Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from repos import ratelimits
 from search import backend
 from search.paging import Results
 from search.query import KINDS, QueryError, parse
@@ -22,6 +23,7 @@ LABELS = {
 
 
 @require_GET
+@ratelimits.limit("search")
 def search_page(request):
     kind = request.GET.get("type") or "code"
     regex = request.GET.get("regex") == "1"

@@ -8,4 +8,5 @@ class ShowworkConfig(AppConfig):
     def ready(self) -> None:
         # Cache invalidation (showwork/cache.py), in every process that loads the app: web
         # workers, and the Celery worker that runs merged-ref cleanup.
-        from showwork import receivers  # noqa: F401 - connects the receivers
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from showwork import receivers, tasks  # noqa: F401 - receivers connect signals; tasks registers what repos.enqueue sends by name

@@ -30,10 +30,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max
 
+from replication.models import ReplicaState
 from repos.models import Repository
+from reviews.models import Proposal
 from showwork import selection
 from showwork.layout import Layout, layout
 from showwork.model import Graph
+from workspaces.models import ArchivedRef
 
 GRAPH_TIMEOUT = 6 * 3600
 
@@ -71,9 +74,6 @@ def _generation(repo: Repository) -> str:
     the primary the repository's row says it, no query."""
     if settings.HOSTSITE_ROLE != "replica":
         return f"g{repo.generation}"
-    from replication.models import ReplicaState
-    from reviews.models import Proposal
-
     held = (
         ReplicaState.objects.filter(node__name=settings.HOSTSITE_NODE, repository_id=repo.pk)
         .values_list("generation", flat=True)
@@ -85,8 +85,6 @@ def _generation(repo: Repository) -> str:
 
 
 def _restored_at(repo: Repository) -> str:
-    from workspaces.models import ArchivedRef
-
     latest = ArchivedRef.objects.filter(repository=repo, state=ArchivedRef.State.RESTORED).aggregate(
         at=Max("restored_at")
     )["at"]

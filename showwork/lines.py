@@ -8,7 +8,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from repos.git import run_git
+from gitcore.git import run_git
 from repos.models import Repository
 
 # Without any base, a window of this many commits: only tips are shown then.

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from repos.git import run_git
-from repos.gittools import disambiguate
+from gitcore.git import run_git
+from gitcore.gittools import disambiguate
+from gitcore.oids import parse_prefix_for
 
 MIN_WIDTH = 4
 HEX_PREFIX = re.compile(r"^[0-9a-f]{4,64}$")
@@ -47,12 +48,13 @@ def shortest_unique(path, shas: list[str]) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
-def candidates(path, prefix: str) -> list[str] | None:
-    """The commits whose id starts with `prefix` (4 to 64 hex digits), or None when it is not a
-    valid prefix. `rev-parse --disambiguate` lists every object with that prefix; one
-    `cat-file --batch-check` keeps the commits."""
-    prefix = prefix.lower()
-    if not HEX_PREFIX.match(prefix):
+def candidates(path, written: str) -> list[str] | None:
+    """The commits whose id starts with `written` (4 hex digits up to a whole id of the
+    repository's format, any case: gitcore.oids), or None when it is not a valid prefix.
+    `rev-parse --disambiguate` lists every object with that prefix; one `cat-file
+    --batch-check` keeps the commits."""
+    prefix = parse_prefix_for(path, written)
+    if prefix is None:
         return None
     found = disambiguate(path, prefix)
     if not found:

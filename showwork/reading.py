@@ -4,15 +4,14 @@ showwork.selection decides what to show from them."""
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from repos.git import run_git
+from gitcore.git import run_git
+from repos.hooks import refspace
 from repos.models import Repository
 
 FORMAT = "%m%H%x00%P%x00%h%x00%an%x00%ct%x00%s"
-NAMELESS = re.compile(r"^refs/users/([^/]+)/(.+)/[0-9a-f]{12}$")
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,7 @@ class Head:
 
     @property
     def label(self) -> str:
-        return self.ref.removeprefix("refs/users/")
+        return refspace.workspace_label(self.ref)
 
 
 @dataclass
@@ -57,7 +56,9 @@ def read_refs(repo: Repository, user: str | None = None) -> RefState:
         listing_tags = pool.submit(
             run_git, ["for-each-ref", "--format=%(refname)", "refs/tags/"], repo=repo.disk_path
         )
-        out = _branches_and_heads(repo, user).decode("utf-8", "surrogateescape")
+        # Names as pages and rows hold them (gitcore.gittools.text_refname: bytes that are not
+        # UTF-8 as U+FFFD); git is only ever given the ids.
+        out = _branches_and_heads(repo, user).decode("utf-8", "replace")
         tag_names = listing_tags.result().stdout
     branches: dict[str, str] = {}
     dates: dict[str, int] = {}
@@ -70,9 +71,7 @@ def read_refs(repo: Repository, user: str | None = None) -> RefState:
                 dates[ref[len("refs/heads/") :]] = int(when or 0)
         elif kind == "commit" and ref.count("/") >= 3:
             heads.append(Head(ref, sha, int(when or 0)))
-    tags = frozenset(
-        ref[len("refs/tags/") :] for ref in tag_names.decode("utf-8", "surrogateescape").splitlines()
-    )
+    tags = frozenset(ref[len("refs/tags/") :] for ref in tag_names.decode("utf-8", "replace").splitlines())
     return RefState(branches, tags, heads, dates)
 
 
@@ -82,7 +81,7 @@ def _branches_and_heads(repo: Repository, user: str | None) -> bytes:
             "for-each-ref",
             "--format=%(objecttype)%00%(refname)%00%(objectname)%00%(committerdate:unix)",
             "refs/heads/",
-            f"refs/users/{user}/" if user else "refs/users/",
+            refspace.workspace_prefix(user) if user else refspace.WORKSPACES,
         ],
         repo=repo.disk_path,
     ).stdout

@@ -4,24 +4,24 @@ enqueue the bump (showwork.tasks), like every receiver of those signals."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from repos import enqueue
 from repos.signals import push_recorded
 from reviews.models import Proposal
-from showwork import cache, tasks
+from showwork import cache
 from workspaces.signals import workspace_ref_archived
 
 
 @receiver(push_recorded)
 def after_push(sender, repository_id: int, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.forget_graphs.delay(repository_id))
+    enqueue.after_commit("showwork.tasks.forget_graphs", repository_id)
 
 
 @receiver(workspace_ref_archived)
 def after_archive(sender, repository_id: int, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.forget_graphs.delay(repository_id))
+    enqueue.after_commit("showwork.tasks.forget_graphs", repository_id)
 
 
 @receiver([post_save, post_delete], sender=Proposal)

@@ -40,12 +40,14 @@ from datetime import timedelta
 
 from django.urls import reverse
 
+from repos.hooks import refspace
 from repos.models import Repository
 from repos.visibility import view_for
+from reviews.models import Proposal, ProposalState
 from showwork import prefixes, reading
 from showwork.lines import Lines, name_rev, public_edges, read_lines
 from showwork.model import Graph, GraphNode
-from showwork.reading import NAMELESS, Head, read_refs, walk_drafts
+from showwork.reading import Head, read_refs, walk_drafts
 
 DEFAULT_SINCE = timedelta(days=30)
 DEFAULT_CAP = 500
@@ -55,12 +57,11 @@ def hidden_owners(viewer, repo: Repository) -> frozenset[str]:
     """Owners of the workspaces this viewer may not see (the one rule: repos.visibility):
     their heads are left out of the graph, and the cache keys on them."""
     hidden = view_for(repo, viewer).hidden_ref_prefixes()
-    return frozenset(p.split("/")[2] for p in hidden if p.startswith("refs/users/"))
+    return frozenset(p.split("/")[2] for p in hidden if p.startswith(refspace.WORKSPACES))
 
 
 def _target_branch(head: Head, branches: dict[str, str]) -> str | None:
-    match = NAMELESS.match(head.ref)
-    return match[2] if match and match[2] in branches else None
+    return refspace.nameless_branch(head.ref, branches)
 
 
 def select(
@@ -197,7 +198,11 @@ def select_with_branches(
         c = described.get(sha) or drafts[sha]
         head_labels = tuple(sorted(labels.get(sha, ())))
         url = next(
-            (proposals[f"refs/users/{label}"] for label in head_labels if f"refs/users/{label}" in proposals),
+            (
+                proposals[refspace.WORKSPACES + label]
+                for label in head_labels
+                if refspace.WORKSPACES + label in proposals
+            ),
             base_url + sha,
         )
         nodes[sha] = GraphNode(
@@ -233,8 +238,6 @@ def select_with_branches(
 
 
 def _proposal_urls(repo: Repository, heads: list[Head]) -> dict[str, str]:
-    from reviews.models import Proposal, ProposalState
-
     refs = [h.ref for h in heads]
     if not refs:
         return {}

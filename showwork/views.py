@@ -16,9 +16,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+from gitcore.git import run_git
+from gitcore.gittools import ref_exists, rev_parse, text_ref_map
 from repos import statuses
-from repos.git import run_git
-from repos.gittools import ref_exists, rev_parse
+from repos.hooks import refspace
 from repos.models import Repository
 from repos.views import repo_or_404
 from repos.visibility import view_for
@@ -27,6 +28,7 @@ from showwork.layout import layout
 from showwork.model import Graph, GraphNode
 from showwork.render_svg import render_svg
 from showwork.render_text import render_text
+from workspaces import refmigration
 
 MAX_CAP = 1000  # Sapling warns above 1,000 commits
 USERNAME = re.compile(r"[a-z0-9][a-z0-9-]{0,38}")
@@ -134,7 +136,7 @@ def _stack_graph(repo: Repository, ref: str) -> tuple[Graph, str | None]:
         repo=repo.disk_path,
     ).stdout
     drafts, bases = reading.parse_log(out)
-    label = ref.removeprefix("refs/users/")
+    label = ref.removeprefix(refspace.WORKSPACES)
     base_url = f"/{repo.owner.username}/{repo.name}/commit/"
     head = rev_parse(repo.disk_path, ref, peel=None)
     nodes = {}
@@ -166,15 +168,19 @@ def stack(request, owner: str, name: str, ref: str):
     """`hg show stack` for one workspace head: its drafts down to the base, and how far the
     target branch has moved since."""
     repo = repo_or_404(request, owner, name)
-    full = f"refs/users/{ref}"
+    full = refspace.WORKSPACES + ref
     if "/" not in ref or not view_for(repo, request.user).ref_visible(full):
         raise Http404
     if not ref_exists(repo.disk_path, full):
+        # A nameless head renamed to the current layout: links to its old name still work.
+        renamed = refmigration.renamed_to(repo, full)
+        if renamed is not None and refspace.owner_of(renamed) == refspace.owner_of(full):
+            return redirect("work-stack", repo.owner.username, repo.name, refspace.workspace_label(renamed))
         raise Http404
     graph, base = _stack_graph(repo, full)
-    match = reading.NAMELESS.match(full)
-    target = match[2] if match else repo.default_branch
-    tip = rev_parse(repo.disk_path, f"refs/heads/{target}")
+    branches = {name.removeprefix(refspace.HEADS) for name in text_ref_map(repo.disk_path, refspace.HEADS)}
+    target = refspace.nameless_branch(full, branches) or repo.default_branch
+    tip = rev_parse(repo.disk_path, refspace.branch_ref(target))
     if not tip:
         target, tip = repo.default_branch, rev_parse(repo.disk_path, f"refs/heads/{repo.default_branch}")
     ahead = None

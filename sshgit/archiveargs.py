@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from repos import browse, pktline
-from repos.git import run_git
+from gitcore import pktline
+from gitcore.git import run_git
+from repos import browse
 from sshgit.commands import shown
 
 MAX_ARGS = 64

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable
 from typing import BinaryIO, cast
 
-from repos import pktline
+from gitcore import pktline
 
 CHUNK = 64 * 1024
 

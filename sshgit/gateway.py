@@ -32,9 +32,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.db import DatabaseError, connections
+from kombu.transport import resolve_transport
 
+from gitcore.git import git_version
+from hostsite.celery import app
+from repos.gitaccess.backends import backends
 from sshgit import spares
 from sshgit.selectors import usable_key
+from sshgit.session import serve
 
 log = logging.getLogger("sshgit.gateway")
 
@@ -49,8 +54,6 @@ def load_serve(dotted: str | None) -> Serve:
     """`module:function` (tests give a stand-in); default sshgit.session:serve. Imported at
     start, so a broken session module stops the gateway instead of failing every session."""
     if not dotted:
-        from sshgit.session import serve
-
         return serve
     module, _, name = dotted.partition(":")
     return getattr(importlib.import_module(module), name)
@@ -74,12 +77,6 @@ def preload() -> None:
     Measured with bench/ssh.py --profile: ~190 ms of each push's session (405 -> 214 ms median),
     ~90 of them finalizing the app. Nothing here opens a connection or starts a thread, so
     nothing is shared across the fork."""
-    from kombu.transport import resolve_transport
-
-    from hostsite.celery import app
-    from repos.git import git_version
-    from repos.gitaccess.backends import backends
-
     backends()
     git_version()  # a `git version` per session otherwise (reftable detection)
     app.finalize(auto=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connections
 
-from sshgit import channel
+from repos import selectors as repo_selectors
+from sshgit import channel, selectors
 
 log = logging.getLogger("sshgit.gateway")
 
@@ -95,9 +96,6 @@ def _wait_for_session(forget_parent: Callable[[], None], serve, sock: socket.soc
 def _warm() -> None:
     # The queries every session starts with, on nothing: the connection opens and the pages
     # the ORM touches are copied now. A failure here is the session's to meet, not the spare's.
-    from repos import selectors as repo_selectors
-    from sshgit import selectors
-
     with contextlib.suppress(Exception):
         selectors.session_key(0)
         repo_selectors.repository_by_name("warm", "up")

@@ -10,7 +10,8 @@ and the push's record are the same whichever way a client came.
   wants checked against what the client may not see.
 - upload-pack, protocol v0/v1: the negotiation is stateful (the client sends its haves once),
   so one `git upload-pack` serves the whole conversation; hidden refs are hidden by its
-  configuration, and v0 only serves wants that it advertised.
+  configuration, and each round the client sends is screened on its way to git as a smart
+  HTTP request is (sshgit.fetchrelay).
 - upload-archive: the arguments are read first, the tree-ish resolved under the viewer's
   visibility (the rule of the web's archive route), and git is given the commit id.
 """
@@ -26,15 +27,18 @@ from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
+from gitcore import hiderefs, pktline
+from gitcore.git import piped, popen_git
+from gitcore.gitstream import GitProcessResponse
+from gitcore.oids import object_format
 from hostsite.celery import publishes_held, send_held
-from repos import gitaccess, pktline, smarthttp, transfers
-from repos.git import piped, popen_git
+from repos import gitaccess, smarthttp, transfers
 from repos.gitaccess import GitClient
 from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
-from repos.gitstream import GitProcessResponse
 from repos.models import Repository
 from sshgit import archiveargs, channel
 from sshgit.channel import ChannelReader, error_packet, read_request, write_all
+from sshgit.fetchrelay import FetchRelay
 
 OUT = 1
 ERR = 2
@@ -72,7 +76,17 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
     argv = [arg for key, value in config for arg in ("-c", f"{key}={value}")]
     argv += ["upload-pack", "--strict", f"--timeout={IDLE_TIMEOUT}", str(path)]
     env = {"GIT_PROTOCOL": protocol} if protocol else {}
-    proc = popen_git(argv, env=env, stdin=0, stderr=ERR)
+    proc = popen_git(argv, env=env, stdin=subprocess.PIPE, stderr=ERR)
+    reader = ChannelReader(0)
+    relay = FetchRelay(
+        req,
+        proc,
+        reader,
+        fmt=object_format(path),
+        hide_values=hiderefs.values_for("upload-pack", config),
+        path=path,
+    )
+    relay.start()
     sent = 0
     try:
         sent = channel.splice_out(piped(proc.stdout).fileno())
@@ -80,7 +94,13 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
         proc.kill()  # the client went away
     finally:
         proc.wait()
+        reader.stop()
+        relay.join()
+        reader.release()
         transfers.add(repo.pk, git_bytes=sent, git_requests=1)
+    if relay.refusal is not None:
+        write_all(OUT, relay.refusal)
+        return 128
     return proc.returncode
 
 

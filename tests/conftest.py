@@ -14,6 +14,11 @@ from tests.support import flush
 
 flush.install()
 
+# Rate limits (repos.ratelimits) stay on in every test, at a rate no test reaches: the suite's
+# servers see every test's requests from one address. The tests of the limits set their own
+# (tests/repos/test_ratelimits_*.py).
+UNREACHED_RATE = "1000000/h"
+
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs):
@@ -78,6 +83,13 @@ def _isolated_storage(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
+def _rate_limits_per_test(settings):
+    """In this process, each test counts afresh under a prefix of its own, at unreached rates."""
+    settings.RATELIMIT_CACHE_PREFIX = f"rl:{uuid.uuid4().hex}:"
+    settings.RATE_LIMITS = dict.fromkeys(settings.RATE_LIMITS, (1_000_000, 3600))
+
+
+@pytest.fixture(autouse=True)
 def _no_cached_replicas():
     """The live-replica answer is cached for a second per process (replication.nodes): one a
     test's cluster left must not send the next test's changes to nodes that are gone."""
@@ -108,6 +120,8 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
     from django.conf import settings
     from django.db import connection
 
+    from hostsite.ratelimit_settings import RATE_LIMIT_VARIABLES
+
     with django_db_blocker.unblock():
         url = live.database_url(connection.settings_dict)
     env = dict(os.environ)
@@ -135,6 +149,7 @@ def live_env(django_db_setup, django_db_blocker, _isolated_storage, tmp_path_fac
             "IMPORT_PROGRESS_INTERVAL_MS": "100",
         }
     )
+    env.update({variable: UNREACHED_RATE for variable, _default in RATE_LIMIT_VARIABLES.values()})
     return env
 
 
@@ -153,20 +168,24 @@ def live_server_url(live_web) -> str:
     return live_web.url
 
 
+@pytest.fixture(scope="module")
+def _module_worker(live_env, _isolated_storage, tmp_path_factory):
+    """The module's real Celery worker (tests.support.workers), started when a test first asks."""
+    from tests.support.workers import WorkerLender
+
+    lender = WorkerLender(live_env, _isolated_storage["queue"], tmp_path_factory.mktemp("worker-logs"))
+    yield lender
+    lender.stop()
+
+
 @pytest.fixture
-def celery_worker_process(live_env, _isolated_storage, tmp_path):
-    """A real Celery worker process for this test, consuming the session's queue through the
-    real broker. The queue is emptied first: what earlier tests left there (their repositories
-    are gone) must not delay this test's tasks. And no worker runs between tests, where it
-    would race the next test's own calls and hold up its database transactions."""
-    live.empty_queues(_isolated_storage["queue"])
-    logs = tmp_path / "worker-logs"
-    logs.mkdir()
-    worker = live.start_worker(live_env, logs, queue=_isolated_storage["queue"])
-    yield worker
-    # A warm shutdown, though it takes seconds: a killed worker's unacknowledged messages would
-    # come back to this session's queue (late acks survive a dying worker) in a later test.
-    worker.stop()
+def celery_worker_process(_module_worker):
+    """A real Celery worker consuming the session's queue through the real broker, for this
+    test only: the queue is emptied first, and at the end the worker stops consuming and
+    finishes what it took before the test's database is flushed (tests.support.workers)."""
+    lent = _module_worker.lend()
+    yield lent
+    _module_worker.take_back()
 
 
 @pytest.fixture(autouse=True)

@@ -59,6 +59,18 @@ def empty_queues(*names: str, delete: bool = False) -> None:
                     conn.default_channel.queue_delete(name)
 
 
+def queue_length(name: str) -> int:
+    """How many messages wait in the named queue of the session's broker (0 for a queue never
+    declared)."""
+    from hostsite.celery import app
+
+    with app.connection_for_write() as conn:
+        try:
+            return conn.default_channel.queue_declare(queue=name, passive=True).message_count
+        except conn.channel_errors:
+            return 0
+
+
 def processes_with_marker(marker: str) -> list[int]:
     """PIDs whose environment contains the marker (children inherit it, orphans included)."""
     needle = marker.encode()
@@ -99,8 +111,11 @@ def start_web(env: dict[str, str], port: int, log_dir: Path) -> ManagedProcess:
     return web
 
 
-def start_worker(env: dict[str, str], log_dir: Path, *, queue: str) -> ManagedProcess:
-    options = ["--concurrency", "1", "--queues", queue, "--hostname", f"test-{os.getpid()}@%h"]
+def start_worker(
+    env: dict[str, str], log_dir: Path, *, queue: str, hostname: str | None = None
+) -> ManagedProcess:
+    hostname = hostname or f"test-{os.getpid()}@%h"
+    options = ["--concurrency", "1", "--queues", queue, "--hostname", hostname]
     argv = processes.celery_argv(PY, "worker", *options, "--without-mingle", "--without-gossip")
     worker = ManagedProcess("worker", argv, env, log_dir)
     try:

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gitcore.git import run_git
+from gitcore.gittools import ZERO_OID, rev_parse
 from repos import pushes
-from repos.git import run_git
-from repos.gittools import ZERO_OID, rev_parse
 from tests.browser import chromium_page, shot
 from tests.factories import UserFactory
 from tests.repos.histories import Work

@@ -6,6 +6,7 @@ import pytest
 from repos import services
 from repos.models import Repository
 from repos.tasks import maintain_repository, schedule_maintenance
+from tests import live
 from tests.factories import UserFactory
 from tests.gitutil import make_history
 from tests.support.wait import wait_until
@@ -80,15 +81,28 @@ def test_maintenance_follows_enough_pushes(celery_worker_process, live_server_ur
     assert Repository.objects.get(pk=repo.pk).pushes_since_maintenance == 0
 
 
-def test_a_worker_keeps_its_database_sessions_between_tasks(celery_worker_process):
-    """Celery's Django fixup closes every connection around every task, a new PostgreSQL
-    session (a server process) each time; the site keeps them as for requests (CONN_MAX_AGE)."""
+@pytest.fixture
+def fresh_worker(live_env, _isolated_storage, tmp_path):
+    """A worker started by this test, not the module's lent one: the test tells the worker's
+    sessions from others by their starting after the test did."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
         pytest.skip(
             "sessions are PostgreSQL's: the suite runs on SQLite (DATABASE_URL=postgres://... tests it)"
         )
+    live.empty_queues(_isolated_storage["queue"])
+    (tmp_path / "logs").mkdir()
+    worker = live.start_worker(live_env, tmp_path / "logs", queue=_isolated_storage["queue"])
+    yield worker
+    worker.stop()
+
+
+def test_a_worker_keeps_its_database_sessions_between_tasks(fresh_worker):
+    """Celery's Django fixup closes every connection around every task, a new PostgreSQL
+    session (a server process) each time; the site keeps them as for requests (CONN_MAX_AGE)."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT now()")
         (started,) = cursor.fetchone()
@@ -97,10 +111,10 @@ def test_a_worker_keeps_its_database_sessions_between_tasks(celery_worker_proces
         """After `total` runs in all: the worker's sessions (opened since the test started)."""
         schedule_maintenance.delay()
         wait_until(
-            lambda: celery_worker_process.log().count("Task repos.tasks.schedule_maintenance[") >= 2 * total,
+            lambda: fresh_worker.log().count("Task repos.tasks.schedule_maintenance[") >= 2 * total,
             timeout=30,
-            what=lambda: f"{total} runs; worker log:\n{celery_worker_process.log()}",
-            alive=celery_worker_process,
+            what=lambda: f"{total} runs; worker log:\n{fresh_worker.log()}",
+            alive=fresh_worker,
         )
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_stat_clear_snapshot()")

@@ -239,7 +239,7 @@ def test_primary_services_are_one_node(config):
 def test_replica_node(config):
     """A replica web server and a worker on its own queue: the primary's database, broker,
     bundle storage and key; its own repositories; no beat, no ssh."""
-    from replication.queues import replica_queue
+    from hostsite.queues import replica_queue
 
     services = config["services"]
     web = services["web"]

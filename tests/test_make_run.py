@@ -180,6 +180,11 @@ def test_make_run_restarts_a_killed_worker(tmp_path):
         assert first is not None, run.output()[-4000:]
         pool = [pid for pid in live.processes_with_marker(run.marker) if _ppid(pid) == first]
         assert pool, "the worker has pool processes"
+        # The web server answers before the worker is ready: kill a worker that was up.
+        deadline = time.monotonic() + 60
+        while run.output().count(" ready.") < 1 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert run.output().count(" ready.") == 1, run.output()[-4000:]
 
         answers: list[int] = []
         os.kill(first, signal.SIGKILL)

@@ -6,7 +6,11 @@ maintainer, every such route answers a taken-down or hidden workspace's commit (
 abbreviated, lower or upper case: anonymous users in every form, the others in the full form
 and two more in turn), ref, file or proposal with the same status and the same body as it
 answers a missing one; staff get the content. The repository's admins and the workspace's
-owner see a hidden workspace (but nothing taken down).
+owner see a hidden workspace (but nothing taken down). Pages that tell the admins or the owner
+that a workspace was taken down (its flags, the moderation page's audit log, its archived refs)
+name none of its refs or ids to them, and the notifications they had about its proposal show
+"Content removed". git's upload-pack is asked by every line that names an object (want, have,
+shallow, object-info; v0 and v2): a moderated id gets the answer a missing one gets.
 
 Routes are enumerated as in tests/test_visibility_matrix.py: a route of a repository without
 a row here fails `test_every_repository_route_has_a_takedown_row`, so whether it can show
@@ -15,14 +19,18 @@ taken-down content is decided when the route is added.
 
 from __future__ import annotations
 
+import html
+import io
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
+from gitcore.git import run_git
 from repos import pushes, services
-from repos.git import run_git
 from repos.models import Role
 from tests.factories import UserFactory
 from tests.repos.histories import Work
@@ -58,6 +66,27 @@ class Listing:
     see it (the exits test checks each listing's contents in detail)."""
 
     path: str
+    signed_in: bool = False  # the signed-in user's own list: anonymous users are not asked
+
+
+@dataclass(frozen=True)
+class Detail:
+    """A page that tells the repository's admins (and the workspace's owner, where it is theirs)
+    that a workspace was taken down: its flags, reasons and dates, never a ref name or object id
+    of what was taken down. Staff read every detail (`staff_names`: the page names the refs)."""
+
+    path: str
+    viewers: tuple[str, ...] = ("olga", "alice")
+    staff_names: bool = True
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """git's upload-pack, asked by every line that names an object ({id}: the moderated commit
+    and its file, {main}: the visible branch): the same answer as for a missing id, up to the
+    id; staff are served."""
+
+    bodies: tuple[tuple[str, tuple[str, ...]], ...]  # (protocol, pkt-lines; "" a flush)
 
 
 @dataclass(frozen=True)
@@ -65,7 +94,7 @@ class Exempt:
     why: str
 
 
-ID_ROUTES: dict[str, Check | Listing | Exempt] = {
+ID_ROUTES: dict[str, Check | Listing | Detail | Exempt] = {
     "repo-tree": Check("GET", ("/{repo}/tree/{id}",)),
     "repo-blob": Check("GET", ("/{repo}/blob/{id}/work.txt",)),
     "repo-raw": Check("GET", ("/{repo}/raw/{id}/work.txt",)),
@@ -182,13 +211,46 @@ ID_ROUTES: dict[str, Check | Listing | Exempt] = {
     "search": Listing("/search?q=proposal&type=proposals"),
     "api-search-proposals": Listing("/api/v1/search/proposals?q=proposal"),
     "api-search-commits": Listing("/api/v1/search/commits?q=secret"),
-    "git-info-refs": Exempt("git: refs are hidden per request; tests/workspaces/test_takedown_git.py"),
-    "git-rpc": Exempt("git: wants are checked per request; tests/workspaces/test_takedown_git.py"),
+    # Not repository routes: what each viewer was told before the moderation.
+    "notifications": Listing("/notifications", signed_in=True),
+    "api-notifications": Listing("/api/v1/notifications", signed_in=True),
+    "repository-moderation": Detail("/{repo}/settings/moderation", viewers=("olga",)),
+    "api-archived-refs": Detail("/api/v1/repos/{repo}/workspaces/{user}/archived"),
+    "git-info-refs": Exempt("git: refs are hidden per request; tests/workspaces/test_fetch_oracles.py"),
+    "git-rpc": Negotiation(
+        (
+            ("v2", ("command=fetch\n", "<delim>", "want {id}\n", "done\n", "")),
+            ("v2", ("command=fetch\n", "<delim>", "want {main}\n", "have {id}\n", "")),
+            (
+                "v2",
+                (
+                    "command=fetch\n",
+                    "<delim>",
+                    "want {main}\n",
+                    "shallow {id}\n",
+                    "deepen 1\n",
+                    "no-progress\n",
+                    "done\n",
+                    "",
+                ),
+            ),
+            ("v2", ("command=object-info\n", "<delim>", "size\n", "oid {id}\n", "")),
+            ("v0", ("want {id} multi_ack_detailed side-band-64k ofs-delta no-progress\n", "", "done\n")),
+            (
+                "v0",
+                (
+                    "want {main} multi_ack_detailed side-band-64k ofs-delta no-progress\n",
+                    "",
+                    "have {id}\n",
+                    "",
+                ),
+            ),
+        )
+    ),
     "bundle-list": Exempt("bundles hold canonical refs only, never workspaces (DESIGN.md)"),
     "bundles-page": Exempt("bundles hold canonical refs only"),
     "bundles-build": Exempt("bundles hold canonical refs only"),
     "archived-restore": Exempt("by archived-ref id, checked by the workspace's flags (write_refusal)"),
-    "api-archived-refs": Exempt("moderation pages: tests/workspaces/test_moderation_pages.py"),
     "api-archived-ref-restore": Exempt(
         "by archived-ref id, checked by the workspace's flags (write_refusal)"
     ),
@@ -214,7 +276,6 @@ _NO_CONTENT = (
     "mirror-sync",
     "repository-object-checks",
     "workspace-settings",
-    "repository-moderation",
     "proposal-new",
     "api-repo",
     "api-repo-restore",
@@ -255,12 +316,16 @@ def test_every_repository_route_has_a_takedown_row():
 
 
 @pytest.fixture
-def moderated(tmp_path, git_home):
-    """olga's public repository: alice's workspace (taken down) and hugo's (hidden), each with a
-    commit adding work.txt, a proposal and a recorded push; maud maintains, otto is an outsider,
-    sam is staff."""
-    from reviews.services import proposal_open
+def moderated(tmp_path, git_home, django_capture_on_commit_callbacks):
+    """olga's public repository: alice's workspace (taken down, with an archived ref) and hugo's
+    (hidden), each with a commit adding work.txt, a proposal and a recorded push; maud maintains,
+    otto is an outsider who watches the repository and commented on both proposals, sam is
+    staff. Everyone concerned was told of the proposals before the moderation."""
+    from notifications.models import Notification
+    from notifications.services import subscription_set
+    from reviews.services import comment_add, proposal_open
     from workspaces import moderation
+    from workspaces.models import ArchivedRef
 
     work = Work(tmp_path / "w", git_home)
     work.commit("first", {"README.md": "# project\n"})
@@ -276,6 +341,7 @@ def moderated(tmp_path, git_home):
         users[name] = UserFactory(username=name)
     users["sam"] = UserFactory(username="sam", is_staff=True)
     services.membership_set(repo=repo, user=users["maud"], role=Role.MAINTAINER)
+    subscription_set(user=users["otto"], subject=f"repository:{repo.pk}", subscribed=True)
     values = {}
     for user, head in heads.items():
         run_git(["update-ref", "-d", f"refs/heads/{user}"], repo=repo.disk_path)
@@ -283,14 +349,34 @@ def moderated(tmp_path, git_home):
         push = pushes.push_record(
             repo=repo, pusher=users[user], updates=[pushes.Update(ZERO, head, f"refs/users/{user}/w")]
         )
-        proposal = proposal_open(
-            repo=repo,
-            user=users[user],
-            source_ref=f"refs/users/{user}/w",
-            target_branch="main",
-            title=f"{user}'s proposal",
-        )
+        with django_capture_on_commit_callbacks(execute=True):
+            proposal = proposal_open(
+                repo=repo,
+                user=users[user],
+                source_ref=f"refs/users/{user}/w",
+                target_branch="main",
+                title=f"{user}'s proposal",
+            )
+        with django_capture_on_commit_callbacks(execute=True):
+            comment_add(proposal=proposal, user=users["otto"], body="a question")
         values[user] = {"id": head, "user": user, "proposal": proposal.number, "push": push.pk}
+    run_git(["update-ref", "refs/archive/alice/1", heads["alice"]], repo=repo.disk_path)
+    ArchivedRef.objects.create(
+        repository=repo,
+        username="alice",
+        ref="refs/users/alice/old",
+        sha=heads["alice"],
+        archive_ref="refs/archive/alice/1",
+        branch="main",
+        how="merged",
+        reason="merged",
+        expires_at=timezone.now() + timedelta(days=30),
+    )
+    told = {
+        (n.user.username, n.text.rpartition(": ")[2]) for n in Notification.objects.select_related("user")
+    }
+    expected = {(who, "alice's proposal") for who in ("olga", "maud", "otto", "alice")}
+    assert expected | {(who, "hugo's proposal") for who in ("olga", "maud", "otto", "hugo")} <= told
     moderation.do_take_down_workspace(repo=repo, user=users["alice"], acting_user=users["sam"], reason="DMCA")
     moderation.do_hide_workspace(repo=repo, user=users["hugo"], acting_user=users["sam"], reason="abuse")
     tokens = {name: services.token_create(user=user, scope="write")[1] for name, user in users.items()}
@@ -420,11 +506,116 @@ def test_listings_do_not_mention_moderated_content(moderated, moderated_user, bl
         for who in blind:
             if who == moderated_user and route in ("workspaces", "api-workspaces"):
                 continue  # their own workspace's row (its flags) is theirs to see
+            if who is None and row.signed_in:
+                continue
             status, text = _answer(_client(moderated, who, path.startswith("/api/")), "GET", path, [])
+            text = html.unescape(text)  # "alice's proposal" is alice&#x27;s in a page
             # The repository page tells a signed-in user how to push to their own workspace.
             leaked = [
                 s for s in secrets if s in text and not (who == moderated_user and s.startswith("refs/"))
             ]
             if status != 200 or leaked:
                 failures.append(f"{route} {who or 'anonymous'}: {status}, mentions {leaked}")
+    assert not failures, "\n".join(failures)
+
+
+def test_moderation_detail_names_no_taken_down_ref_or_id_but_to_staff(moderated):
+    """alice's workspace is taken down: the pages that tell the repository's admin (olga) and
+    alice that it is (its flags, the moderation page's audit log, its archived refs) name
+    nothing it held, the refs its take-down moved and its archived refs included."""
+    values = moderated["values"]["alice"]
+    sha = values["id"]
+    secrets = (sha, sha.upper(), sha[:7], sha[:10], "refs/users/alice/w", "refs/users/alice/old")
+    secrets += ("refs/takedown/alice/", "refs/archive/alice/")
+    rows = {
+        route: Detail(row.paths[0], staff_names=False) if isinstance(row, Check) else row
+        for route, row in ID_ROUTES.items()
+        if isinstance(row, Detail) or (isinstance(row, Check) and row.flags_page)
+    }
+    assert {"repository-moderation", "api-archived-refs", "workspace-user", "api-workspace"} <= set(rows)
+    failures = []
+    for route, row in rows.items():
+        path = _fill(row.path, values, sha)
+        api = path.startswith("/api/")
+        for who in row.viewers:
+            status, text = _answer(_client(moderated, who, api), "GET", path, [])
+            leaked = [s for s in secrets if s in html.unescape(text)]
+            if status != 200 or leaked:
+                failures.append(f"{route} {who}: {status}, names {leaked}")
+        status, text = _answer(_client(moderated, "sam", api), "GET", path, [])
+        if status != 200 or (row.staff_names and sha not in text):
+            failures.append(f"{route} sam: {status}, staff do not read the id")
+    assert not failures, "\n".join(failures)
+
+
+def _git_body(lines: tuple[str, ...], **ids: str) -> bytes:
+    from gitcore import pktline
+
+    out = b""
+    for line in lines:
+        if line == "":
+            out += pktline.FLUSH
+        elif line == "<delim>":
+            out += pktline.DELIM
+        else:
+            out += pktline.encode(line.format(**ids))
+    return out
+
+
+def _git_answer(world, who: str | None, protocol: str, body: bytes) -> tuple[int, list[bytes]]:
+    import base64
+
+    from tests.workspaces.rawgit import normalized
+
+    headers = {"HTTP_GIT_PROTOCOL": "version=2"} if protocol == "v2" else {}
+    if who is not None:
+        basic = base64.b64encode(f"{who}:{world['tokens'][who]}".encode()).decode()
+        headers["HTTP_AUTHORIZATION"] = f"Basic {basic}"
+    # The view reads wsgi.input to its end, as gunicorn gives it; the test client's payload
+    # refuses a read past its length.
+    response = Client().post(
+        "/olga/proj.git/git-upload-pack",
+        data=body,
+        content_type="application/x-git-upload-pack-request",
+        **headers,
+        **{"wsgi.input": io.BytesIO(body)},
+    )
+    content = b"".join(response.streaming_content) if response.streaming else response.content
+    return response.status_code, normalized(content)
+
+
+@pytest.mark.parametrize(
+    "moderated_user, blind",
+    [("alice", (None, "otto", "maud", "olga", "alice")), ("hugo", (None, "otto", "maud"))],
+)
+def test_git_negotiation_answers_moderated_ids_as_missing_ones(moderated, moderated_user, blind):
+    row = ID_ROUTES["git-rpc"]
+    assert isinstance(row, Negotiation)
+    repo = moderated["repo"]
+    commit = moderated["values"][moderated_user]["id"]
+    blob = run_git(["rev-parse", f"{commit}:work.txt"], repo=repo.disk_path).text.strip()
+    main = run_git(["rev-parse", "main"], repo=repo.disk_path).text.strip()
+    failures = []
+    for protocol, lines in row.bodies:
+        for hidden in (commit, commit.upper(), blob):
+            missing = MISSING_SHA.upper() if hidden.isupper() else MISSING_SHA
+            for who in blind:
+                got = _git_answer(moderated, who, protocol, _git_body(lines, id=hidden, main=main))
+                expected = _git_answer(moderated, who, protocol, _git_body(lines, id=missing, main=main))
+                # git names an id in its own lower case, and echoes object-info's as sent.
+                swapped = [
+                    part.replace(missing.encode(), hidden.encode()).replace(
+                        missing.lower().encode(), hidden.lower().encode()
+                    )
+                    for part in expected[1]
+                ]
+                if got != (expected[0], swapped):
+                    failures.append(
+                        f"{protocol} {lines} {who or 'anonymous'} {hidden}: {got[0]} vs {expected[0]}"
+                    )
+        # Staff are served what the others are refused.
+        if "want {id}\n" in lines:
+            status, parts = _git_answer(moderated, "sam", protocol, _git_body(lines, id=commit, main=main))
+            if status != 200 or not any(part.startswith(b"\x01PACK") for part in parts):
+                failures.append(f"{protocol} {lines} sam: not served ({status})")
     assert not failures, "\n".join(failures)

@@ -18,8 +18,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from gitcore.git import run_git
 from repos import pushes, services
-from repos.git import run_git
 from repos.models import ImportState, Mirror, RepositoryImport, Visibility, Webhook
 from tests.factories import UserFactory
 from tests.repos.histories import Work

@@ -31,7 +31,9 @@ from workspaces.models import ArchivedRef
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
-REDIS_URL = "redis://127.0.0.1:6379/14"  # a database of its own: nothing else's unacked messages
+# The suite's Redis when it runs on one, else a local one; the keys are the test's own (Broker).
+_SUITE_BROKER = os.environ.get("CELERY_BROKER_URL", "")
+REDIS_URL = _SUITE_BROKER if _SUITE_BROKER.startswith("redis://") else "redis://127.0.0.1:6379/14"
 REDIS_LEASE = 8  # CELERY_VISIBILITY_TIMEOUT for the Redis workers, so the test waits seconds
 
 WRAPPER = """
@@ -106,9 +108,19 @@ class Broker:
         # Celery prefers a CELERY_BROKER_URL in the environment (the suite's own broker) to
         # broker_url; the write URL is taken first.
         if kind == "redis":
-            self.env.update({"CELERY_BROKER_URL": REDIS_URL, "CELERY_VISIBILITY_TIMEOUT": str(REDIS_LEASE)})
+            # Keys of this test's own: kombu's unacked hash is per key prefix, and another run
+            # (a second checkout, CI) may use this database at the same time.
+            prefix = f"{self.queue}:"
+            self.env.update(
+                {
+                    "CELERY_BROKER_URL": REDIS_URL,
+                    "CELERY_VISIBILITY_TIMEOUT": str(REDIS_LEASE),
+                    "CELERY_KEY_PREFIX": prefix,
+                }
+            )
             self.app.conf.broker_url = self.app.conf.broker_write_url = REDIS_URL
             self.app.conf.broker_transport = "hostsite.redisbroker:Transport"
+            self.app.conf.broker_transport_options = {"global_keyprefix": prefix}
         else:
             # The worker falls back to the embedded default: the filesystem broker under VAR_DIR.
             self.env.pop("CELERY_BROKER_URL", None)

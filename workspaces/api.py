@@ -82,6 +82,9 @@ class WorkspaceSettingsSerializer(serializers.Serializer):
     delete_merged_refs = serializers.BooleanField(required=False)
     branch_pushes_to_workspace = serializers.BooleanField(required=False)
     ref_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
+    # Tag name patterns (fnmatch: v*, release-?): matching tags are never moved, only admins
+    # delete them.
+    protected_tags = serializers.ListField(child=serializers.CharField(max_length=255), required=False)
 
 
 class WorkspaceListView(APIView):
@@ -98,7 +101,12 @@ class WorkspaceDetailView(APIView):
         repo = repo_or_404(request, owner, name)
         if not selectors.visible_to(request.user, repo, username):
             raise NotFound("Workspace not found.")
-        refs = browse.user_refs(repo, username)
+        # A taken-down workspace shows its owner and the admins its flags only.
+        refs = (
+            browse.user_refs(repo, username)
+            if selectors.content_visible(request.user, repo, username)
+            else []
+        )
         flags = selectors.workspace_flags(repo, username)
         if not refs and not Workspace.objects.filter(repository=repo, user__username=username).exists():
             raise NotFound("Workspace not found.")
@@ -177,6 +185,7 @@ class WorkspaceSettingsView(APIView):
             clear_ref_limit="ref_limit" in values and values["ref_limit"] is None,
             delete_merged_refs=values.get("delete_merged_refs"),
             branch_pushes_to_workspace=values.get("branch_pushes_to_workspace"),
+            protected_tags=values.get("protected_tags"),
         )
         return Response(_settings_data(ws))
 
@@ -187,6 +196,7 @@ def _settings_data(ws) -> dict:
         "ref_limit": ws.ref_limit,
         "delete_merged_refs": ws.delete_merged_refs,
         "branch_pushes_to_workspace": ws.branch_pushes_to_workspace,
+        "protected_tags": list(ws.tag_patterns()),
     }
 
 
@@ -224,6 +234,8 @@ class ArchivedRefListView(APIView):
         if not selectors.visible_to(request.user, repo, username):
             raise NotFound("Workspace not found.")
         rows = ArchivedRef.objects.filter(repository=repo, username=username)[:200]
+        if not selectors.content_visible(request.user, repo, username):
+            rows = ArchivedRef.objects.none()  # taken down: its refs and ids are for staff only
         return Response(ArchivedRefSerializer(rows, many=True).data)
 
 

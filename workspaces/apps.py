@@ -6,10 +6,7 @@ class WorkspacesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # What workspaces adds to git requests is a git access backend named in settings
-        # (workspaces.access.WorkspaceAccess), not registered here.
-        from repos import visibility as access
-        from workspaces import receivers, visibility  # noqa: F401 - receivers connects signals
-
-        # What each person may see: one rule, asked by every exit.
-        access.register(visibility.view_for)
+        # What workspaces adds to git requests and to what each person may see is named in
+        # settings (GIT_ACCESS_BACKENDS, VISIBILITY_RULE, REPUBLISHING_RULE), not registered here.
+        # Imported in ready(): these modules import models, which Django loads only after the apps.
+        from workspaces import receivers, tasks  # noqa: F401 - receivers connect signals; tasks registers what repos.enqueue sends by name

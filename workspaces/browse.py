@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from repos import gittools
+from gitcore import gittools
+from gitcore.git import run_git
+from gitcore.gittools import count_refs, rev_parse
 from repos.browse import Commit
-from repos.git import run_git
-from repos.gittools import count_refs, rev_parse
+from repos.hooks import refspace
 from repos.models import Repository
 
 
@@ -24,7 +25,7 @@ class WorkspaceRef:
     behind: int | None = None
 
 
-def _users_refs(repo: Repository, prefix: str = "refs/users/") -> list[tuple[str, str, int, str]]:
+def _users_refs(repo: Repository, prefix: str = refspace.WORKSPACES) -> list[tuple[str, str, int, str]]:
     out = run_git(
         [
             "for-each-ref",
@@ -54,7 +55,7 @@ def workspace_summary(repo: Repository) -> dict[str, dict]:
 
 
 def count_user_refs(repo: Repository, username: str) -> int:
-    return count_refs(repo.disk_path, f"refs/users/{username}/")
+    return count_refs(repo.disk_path, refspace.workspace_prefix(username))
 
 
 def _default_tip(repo: Repository) -> str | None:
@@ -69,13 +70,13 @@ def _workspace_ref(prefix: str, row: tuple[str, str, int, str]) -> WorkspaceRef:
 def user_refs(repo: Repository, username: str) -> list[WorkspaceRef]:
     """The user's refs, newest commit first, from one for-each-ref; ahead/behind not filled in
     (see with_counts)."""
-    prefix = f"refs/users/{username}/"
+    prefix = refspace.workspace_prefix(username)
     refs = [_workspace_ref(prefix, row) for row in _users_refs(repo, prefix)]
     return sorted(refs, key=lambda r: r.committed, reverse=True)
 
 
 def user_ref(repo: Repository, username: str, ref: str) -> WorkspaceRef | None:
-    prefix = f"refs/users/{username}/"
+    prefix = refspace.workspace_prefix(username)
     # for-each-ref matches a pattern as a whole name or up to a slash: keep the exact one.
     return next((_workspace_ref(prefix, row) for row in _users_refs(repo, ref) if row[0] == ref), None)
 

@@ -13,9 +13,10 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponseNotFound
 from django.http.response import HttpResponseBase
 
-from repos.git import popen_git
-from repos.gitstream import GitProcessResponse
-from repos.gittools import list_refs
+from gitcore.git import popen_git
+from gitcore.gitstream import GitProcessResponse
+from gitcore.gittools import list_refs
+from repos.hooks import refspace
 from repos.names import validate_username
 from repos.views import repo_or_404
 from workspaces import selectors
@@ -36,7 +37,7 @@ def workspace_bundle(request, owner: str, name: str, username: str) -> HttpRespo
     repo = repo_or_404(request, owner, name)
     refs = []
     if _valid_username(username) and selectors.visible_to(request.user, repo, username):
-        refs = [entry.name for entry in list_refs(repo.disk_path, f"refs/users/{username}/")]
+        refs = [entry.name for entry in list_refs(repo.disk_path, refspace.workspace_prefix(username))]
     if not refs:
         return HttpResponseNotFound(NOTHING, content_type="text/plain; charset=utf-8")
     proc = popen_git(

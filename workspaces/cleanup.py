@@ -22,10 +22,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from gitcore.git import GitError, is_valid_refname
+from gitcore.gittools import RefTransaction, RefTransactionFailed, is_zero, ref_exists
 from repos import changelog
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.git import GitError, is_valid_refname
-from repos.gittools import RefTransaction, RefTransactionFailed, is_zero, ref_exists
+from repos.hooks import refspace
 from repos.locking import repository_lock
 from repos.models import ChangeKind, Push, Repository, Role
 from repos.selectors import role_for
@@ -57,7 +58,7 @@ def _index_recent(repo: Repository) -> None:
 
 
 def _archive_ref(username: str) -> str:
-    return f"refs/archive/{username}/{timezone.now():%Y%m%d%H%M%S}-{uuid.uuid4().hex[:12]}"
+    return f"{refspace.archive_prefix(username)}{timezone.now():%Y%m%d%H%M%S}-{uuid.uuid4().hex[:12]}"
 
 
 def _applied(tx: RefTransaction) -> bool:
@@ -168,7 +169,7 @@ def restore(archived: ArchivedRef, *, user, name: str | None = None) -> str:
         raise Forbidden("only the workspace's owner or a repository admin can restore its refs")
     if archived.state != ArchivedRef.State.ARCHIVED:
         raise Conflict(f"this ref was already {archived.state}")
-    prefix = f"refs/users/{archived.username}/"
+    prefix = refspace.workspace_prefix(archived.username)
     ref = archived.ref if not name else prefix + name.strip().removeprefix(prefix)
     if not ref.startswith(prefix) or not is_valid_refname(ref) or len(ref.encode()) > 255:
         raise InvalidInput(f"{ref!r} is not a valid ref name in {archived.username}'s workspace")

@@ -20,11 +20,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from gitcore.git import GitError, run_git
+from gitcore.gittools import text_ref_map
 from notifications.services import notify
 from repos import enqueue
 from repos.errors import Forbidden, InvalidInput, NotFound
-from repos.git import GitError, run_git
-from repos.gittools import text_ref_map
+from repos.hooks import refspace
 from repos.lifecycle import purge_after
 from repos.models import Repository, User
 from workspaces.models import Workspace, WorkspaceExport
@@ -64,7 +65,7 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
         elif peeled_kind == "commit":
             commits.add(peeled)
     # for-each-ref takes its --no-merged filters among the patterns.
-    unmerged = text_ref_map(path, *(f"--no-merged={oid}" for oid in sorted(commits)), "refs/users/")
+    unmerged = text_ref_map(path, *(f"--no-merged={oid}" for oid in sorted(commits)), refspace.WORKSPACES)
     found: dict[str, list[str]] = {}
     for ref in unmerged:
         parts = ref.split("/", 3)
@@ -74,7 +75,7 @@ def unmerged_workspace_refs(repo: Repository) -> dict[str, list[str]]:
 
 
 def user_refs(repo: Repository, username: str) -> list[str]:
-    return list(text_ref_map(repo.disk_path, f"refs/users/{username}/"))
+    return list(text_ref_map(repo.disk_path, refspace.workspace_prefix(username)))
 
 
 def notify_contributors(repo: Repository) -> list[str]:
@@ -170,7 +171,7 @@ def workspace_export_build(*, export: WorkspaceExport) -> WorkspaceExport:
         if refusal:
             raise InvalidInput(refusal)
         if not refs:
-            raise InvalidInput(f"refs/users/{username}/ has no refs in {repo.full_name}.")
+            raise InvalidInput(f"{refspace.workspace_prefix(username)} has no refs in {repo.full_name}.")
         run_git(
             ["bundle", "create", "--quiet", str(tmp), "--stdin"],
             repo=repo.disk_path,

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from notifications.services import notify
+from repos.hooks import refspace
 from repos.hooks.updates import is_zero
 from repos.models import Push, RefUpdate, User
 from workspaces.models import ArchivedRef, Workspace
@@ -16,7 +17,7 @@ def workspaces_follow_push(*, push: Push) -> tuple[bool, bool]:
     """Record the push on its users' Workspace rows. Returns whether it touched workspaces
     (they are indexed by patch-id) and whether it moved a branch (merged work is cleaned up)."""
     updates = list(RefUpdate.objects.filter(push=push).values_list("ref", "new"))
-    names = {ref.split("/", 3)[2] for ref, _new in updates if ref.startswith("refs/users/")}
+    names = {ref.split("/", 3)[2] for ref, _new in updates if ref.startswith(refspace.WORKSPACES)}
     for user in User.objects.filter(username__in=names):
         Workspace.objects.update_or_create(
             repository_id=push.repository_id, user=user, defaults={"last_push_at": push.created_at}

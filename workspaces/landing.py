@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from repos.git import run_git
-from repos.gittools import is_zero, merge_base, text_ref_map
+from gitcore.git import run_git
+from gitcore.gittools import is_zero, merge_base, text_ref_map
+from repos.hooks import refspace
 from repos.models import Push, Repository
 from workspaces import patchids
 from workspaces.models import PatchId
@@ -64,7 +65,7 @@ def index_push(push: Push) -> int:
     ]
     default = f"refs/heads/{repo.default_branch}"
     for update in push.ref_updates.all():
-        if not update.ref.startswith("refs/users/") or is_zero(update.new):
+        if not update.ref.startswith(refspace.WORKSPACES) or is_zero(update.new):
             continue
         base = merge_base(path, update.new, default)
         if base and base != update.new:
@@ -91,7 +92,7 @@ def find_landed(repo: Repository, branch: str, old: str, new: str) -> list[Lande
     """Workspace refs whose work the update old -> new of refs/heads/<branch> landed."""
     path = repo.disk_path
     args = [f"--merged={new}"] + ([] if is_zero(old) else [f"--no-merged={old}"])
-    merged = _listed(path, *args, "refs/users/")
+    merged = _listed(path, *args, refspace.WORKSPACES)
     landed = [Landed(ref, sha, "merged") for ref, sha in sorted(merged.items())]
 
     brought = run_git(
@@ -113,13 +114,13 @@ def find_landed(repo: Repository, branch: str, old: str, new: str) -> list[Lande
     owners = {
         u.split("/", 3)[2]
         for u in Push.objects.filter(pk__in=set(push_ids)).values_list("ref_updates__ref", flat=True)
-        if u and u.startswith("refs/users/")
+        if u and u.startswith(refspace.WORKSPACES)
     }
     if not owners:
         return landed
     candidates = {
         ref: sha
-        for ref, sha in _listed(path, *(f"refs/users/{name}/" for name in sorted(owners))).items()
+        for ref, sha in _listed(path, *(refspace.workspace_prefix(name) for name in sorted(owners))).items()
         if ref not in merged
     }
     found = _landed_by_patch(path, candidates, new, landed_ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from repos.hooks import refspace
 from repos.models import Repository
 
 
@@ -19,15 +20,24 @@ class WorkspaceSettings(models.Model):
     branch_pushes_to_workspace = models.BooleanField(
         default=True,
         help_text="Branch pushes by contributors go to their workspace: `git push origin my-fix` by "
-        "someone without write access lands in refs/users/<them>/my-fix.",
+        f"someone without write access lands in {refspace.WORKSPACES}<them>/my-fix.",
     )
     delete_merged_refs = models.BooleanField(
         default=True,
         help_text="Delete workspace refs once their work is on a branch (restorable for a while).",
     )
+    protected_tags = models.TextField(
+        blank=True,
+        default="",
+        help_text="Tag name patterns (v*, release-?), one per line: matching tags are never moved, "
+        "and only admins delete them.",
+    )
 
     def __str__(self) -> str:
         return f"workspace settings of {self.repository}"
+
+    def tag_patterns(self) -> tuple[str, ...]:
+        return tuple(line.strip() for line in self.protected_tags.splitlines() if line.strip())
 
 
 class ProtectedBranch(models.Model):
@@ -83,7 +93,7 @@ class Workspace(models.Model):
 
     @property
     def prefix(self) -> str:
-        return f"refs/users/{self.user.username}/"
+        return refspace.workspace_prefix(self.user.username)
 
     @property
     def flags(self) -> dict[str, bool]:
@@ -171,6 +181,25 @@ class ArchivedRef(models.Model):
         return f"{self.ref} ({self.reason})"
 
 
+class RefRename(models.Model):
+    """A workspace ref the platform renamed (workspaces.refmigration: nameless heads moved to the
+    one-component layout of repos.hooks.refspace). Pages that name `old_ref` redirect to
+    `new_ref`, and a re-run of the migration finds the name it chose before."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="+")
+    old_ref = models.CharField(max_length=255)
+    new_ref = models.CharField(max_length=255)
+    sha = models.CharField(max_length=64)  # the tip it had: the rename is a compare-and-swap on it
+    created_at = models.DateTimeField(auto_now_add=True)
+    applied_at = models.DateTimeField(null=True, blank=True)  # when git moved the ref
+
+    class Meta:
+        constraints = [models.UniqueConstraint("repository", "old_ref", name="refrename_once")]
+
+    def __str__(self) -> str:
+        return f"{self.old_ref} -> {self.new_ref}"
+
+
 # --- moderation (workspaces.moderation) -------------------------------------------------------------
 
 
@@ -188,6 +217,31 @@ class ModerationAction(models.TextChoices):
     SITE_BAN = "site_ban"
     SITE_UNBAN = "site_unban"
     DISMISS_REPORT = "dismiss_report"
+    BLOCK_CONTENT = "block_content"
+    UNBLOCK_CONTENT = "unblock_content"
+
+
+class BlockedObject(models.Model):
+    """A tree or blob that no push or web write may publish in the repository, whatever
+    history carries it: staff's list for legal requests (a DMCA notice names files, and a file
+    is a blob). A take-down already blocks its own commits; this blocks content by its bytes,
+    so it is explicit, audited and staff-only (workspaces.moderation_content)."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="blocked_objects")
+    oid = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=4)  # "blob" or "tree"
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint("repository", "oid", name="blocked_object_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.object_type} {self.oid} blocked in {self.repository_id}"
 
 
 class RepositoryBan(models.Model):

@@ -33,13 +33,13 @@ from typing import Any
 from django.db import transaction
 from django.dispatch import Signal
 
+from gitcore.git import run_git
 from repos import changelog
 from repos.errors import Conflict, Forbidden
-from repos.git import run_git
+from repos.hooks import refspace
 from repos.locking import repository_lock
 from repos.maintenance import remove_unreachable_objects
 from repos.models import AuditEntry, ChangeKind, Repository
-from workspaces.access.hiding import TAKEDOWN
 from workspaces.models import FLAGS, ArchivedRef, ModerationAction, Workspace
 
 # The bans, reports and shared checks live in their own modules; callers keep using this one.
@@ -62,6 +62,7 @@ from workspaces.moderation_common import (  # noqa: F401
 )
 from workspaces.moderation_reports import report_close, report_create  # noqa: F401
 from workspaces.signals import workspace_moderated
+from workspaces.visibility.rule import TAKEDOWN
 
 # Sent inside the take-down's transaction (sender=Workspace; workspace, acting_user, reason).
 # Receivers close what the workspace offered elsewhere and return a list of what they closed,
@@ -178,7 +179,7 @@ def _unchanged(user, flags: dict[str, bool]) -> str:
 
 def _takedown_move(user, *, back: bool = False) -> tuple[str, str]:
     name = user.username
-    pair = (f"refs/users/{name}/", f"{TAKEDOWN}{name}/")
+    pair = (refspace.workspace_prefix(name), f"{TAKEDOWN}{name}/")
     return (pair[1], pair[0]) if back else pair
 
 
@@ -286,7 +287,7 @@ def do_purge_workspace(*, repo: Repository, user, acting_user, reason: str) -> A
     path = repo.disk_path
     with repository_lock(repo.pk, purpose="moderation purge", timeout=600):
         refs = {}
-        for prefix in (f"refs/users/{name}/", f"{TAKEDOWN}{name}/", f"refs/archive/{name}/"):
+        for prefix in (refspace.workspace_prefix(name), f"{TAKEDOWN}{name}/", refspace.archive_prefix(name)):
             refs.update(_refs(repo, prefix))
         with transaction.atomic():
             ws = locked_workspace(repo, user)
@@ -329,9 +330,9 @@ def _purged(name: str, refs: dict[str, str]) -> str:
     kinds = [
         f"{sum(ref.startswith(prefix) for ref in refs)} {label}"
         for prefix, label in (
-            (f"refs/users/{name}/", "workspace"),
+            (refspace.workspace_prefix(name), "workspace"),
             (f"{TAKEDOWN}{name}/", "taken-down"),
-            (f"refs/archive/{name}/", "archived"),
+            (refspace.archive_prefix(name), "archived"),
         )
     ]
     return (

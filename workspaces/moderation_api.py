@@ -55,6 +55,9 @@ class AuditEntrySerializer(serializers.Serializer):
     after = serializers.JSONField()
     detail = serializers.JSONField(help_text="What a repository action changed, e.g. {from, to}")
     created_at = serializers.DateTimeField()
+    withheld = serializers.BooleanField(
+        help_text="Refs or object ids of moderated content were left out: they are for staff only."
+    )
 
 
 class ActionSerializer(serializers.Serializer):
@@ -128,7 +131,8 @@ class ActionView(APIView):
             repo=repo,
             report_id=values.get("report"),
         )
-        return Response(AuditEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
+        row = msel.audit_rows([entry], request.user)[0]
+        return Response(AuditEntrySerializer(row).data, status=status.HTTP_201_CREATED)
 
 
 class AuditLogView(APIView):
@@ -151,5 +155,5 @@ class AuditLogView(APIView):
             action=params.get("action", ""),
         )
         paginator = Pagination()
-        page = paginator.paginate_queryset(rows, request, view=self)
+        page = msel.audit_rows(paginator.paginate_queryset(rows, request, view=self) or [], request.user)
         return paginator.get_paginated_response(AuditEntrySerializer(page, many=True).data)

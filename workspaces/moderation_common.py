@@ -20,6 +20,8 @@ STAFF_ONLY = {
     ModerationAction.PURGE,
     ModerationAction.SITE_BAN,
     ModerationAction.SITE_UNBAN,
+    ModerationAction.BLOCK_CONTENT,
+    ModerationAction.UNBLOCK_CONTENT,
 }
 
 

@@ -1,11 +1,26 @@
-"""Reads for moderation: the reports queue and the audit log, filtered."""
+"""Reads for moderation: the reports queue and the audit log, filtered, and what of each audit
+entry a viewer may read."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
 from django.db.models import QuerySet
 
-from repos.models import AuditEntry, Repository
-from workspaces.models import FLAGS, Report, Workspace
+from gitcore.oids import object_format
+from repos.models import AuditEntry, Repository, User
+from repos.visibility import View, view_for
+from workspaces.models import FLAGS, ModerationAction, Report, Workspace
+from workspaces.moderation_common import is_staff
+
+# What the moderation actions record of the state they changed, shown to everyone who may read
+# the log. Everything else in `before`/`after` (the refs a take-down, lift or purge moved, with
+# their ids, and the proposals a take-down closed) names moderated content: staff only.
+STATE_KEYS = frozenset({*FLAGS, "banned", "frozen_by_ban", "is_active", "report", "state"})
+# Blocked content is named by its ids alone: its rows say only what was done, to others.
+CONTENT_ACTIONS = frozenset({ModerationAction.BLOCK_CONTENT, ModerationAction.UNBLOCK_CONTENT})
 
 
 def reports_queue(
@@ -53,3 +68,78 @@ def audit_log(
     if action:
         rows = rows.filter(action=action)
     return rows
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One audit entry as one viewer may read it (the page and the API show these)."""
+
+    id: int
+    actor: User | None
+    action: str
+    repository: Repository | None
+    target_user: User | None
+    reason: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    detail: dict[str, Any]
+    created_at: datetime
+    withheld: bool  # something was left out: refs or ids for staff only
+
+
+def audit_rows(entries, viewer) -> list[AuditRow]:
+    """The entries as `viewer` may read them. Staff read everything. Anyone else (a
+    repository's admins on its moderation page) reads the action, the flags, the reason and
+    the date, never the ref names or object ids of moderated content: a moderation row's
+    `before`/`after` keep only STATE_KEYS, and a ref removal's refs only those the viewer's
+    View still shows (repos.visibility)."""
+    staff = is_staff(viewer)
+    views: dict[int, View] = {}
+    rows = []
+    for e in entries:
+        before, after, detail = dict(e.before or {}), dict(e.after or {}), dict(e.detail or {})
+        withheld = False
+        if not staff:
+            shown = [{k: v for k, v in part.items() if k in STATE_KEYS} for part in (before, after)]
+            withheld = shown != [before, after]
+            before, after = shown
+            if e.action in CONTENT_ACTIONS:
+                kept = {k: v for k, v in detail.items() if k == "repository"}
+                withheld = withheld or kept != detail
+                detail = kept
+            if "refs" in detail:
+                refs = _visible_refs(e.repository, viewer, detail["refs"], views)
+                withheld = withheld or refs != detail["refs"]
+                detail["refs"] = refs
+        rows.append(
+            AuditRow(
+                id=e.pk,
+                actor=e.actor,
+                action=e.action,
+                repository=e.repository,
+                target_user=e.target_user,
+                reason=e.reason,
+                before=before,
+                after=after,
+                detail=detail,
+                created_at=e.created_at,
+                withheld=withheld,
+            )
+        )
+    return rows
+
+
+def _visible_refs(repo: Repository | None, viewer, refs, views: dict[int, View]) -> dict[str, str]:
+    """The (ref, id) pairs of `refs` the viewer's View shows; none without a repository."""
+    if repo is None or not isinstance(refs, dict):
+        return {}
+    if repo.pk not in views:
+        views[repo.pk] = view_for(repo, viewer)
+    view = views[repo.pk]
+    fmt = object_format(repo.disk_path)
+    shown = {}
+    for ref, oid in refs.items():
+        full = fmt.parse(str(oid))
+        if full is not None and view.ref_visible(str(ref)) and view.object_visible(full):
+            shown[ref] = oid
+    return shown

@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 
 from repos import selectors as repo_selectors
 from repos.audit import Action
-from repos.errors import ServiceError
+from repos.errors import InvalidInput, NotFound, ServiceError
 from repos.views import repo_or_404
-from workspaces import moderation, selectors
+from workspaces import moderation, moderation_content, selectors
 from workspaces import moderation_selectors as msel
 from workspaces.models import ModerationAction, Report, Workspace
 
@@ -48,8 +48,6 @@ class ReasonForm(forms.Form):
 
 def run_action(*, action: str, acting_user, username: str, reason: str, repo=None, report_id=None):
     """Apply one action by name (the pages and the API share this); raises ServiceError."""
-    from repos.errors import InvalidInput, NotFound
-
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise NotFound(f"No user {username!r}.")
@@ -98,7 +96,26 @@ def _audit_page(request, repo=None):
     if repo is not None:
         filters["repository"] = ""
     page = Paginator(msel.audit_log(repo=repo, **filters), PER_PAGE).get_page(request.GET.get("page"))
+    # Each entry as this viewer may read it: an admin never sees moderated refs or ids.
+    page.object_list = msel.audit_rows(page.object_list, request.user)
     return page, filters
+
+
+def _content(request, repo, redirect_to):
+    """POST handler for the repository page's blocked content (staff only: the service says so)."""
+    service = moderation_content.do_block_content if request.POST.get("content") == "block" else None
+    service = service or moderation_content.do_unblock_content
+    try:
+        service(
+            repo=repo,
+            oid=request.POST.get("oid", ""),
+            acting_user=request.user,
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(request, "Done; the change is in the audit log.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect_to
 
 
 def _act(request, repo, redirect_to):
@@ -164,9 +181,10 @@ def repository_page(request, owner: str, name: str):
     if not moderation.may_moderate(request.user, repo):
         raise Http404
     if request.method == "POST":
-        return _act(
-            request, repo, redirect("repository-moderation", owner=repo.owner.username, name=repo.name)
-        )
+        here = redirect("repository-moderation", owner=repo.owner.username, name=repo.name)
+        if request.POST.get("content") in ("block", "unblock"):
+            return _content(request, repo, here)
+        return _act(request, repo, here)
     page, filters = _audit_page(request, repo)
     workspaces = Workspace.objects.filter(selectors.MODERATED, repository=repo).select_related("user")
     return render(
@@ -181,5 +199,9 @@ def repository_page(request, owner: str, name: str):
             "all_actions": [*ModerationAction.values, *Action.values],
             "moderated": workspaces,
             "bans": repo.bans.select_related("user"),
+            # The ids of blocked content are staff's, as the take-down's refs are.
+            "blocked": repo.blocked_objects.select_related("created_by")
+            if moderation.is_staff(request.user)
+            else None,
         },
     )

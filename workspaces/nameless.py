@@ -13,6 +13,7 @@ Both are separated by spaces, which ref and branch names cannot hold (nor ':')."
 
 from __future__ import annotations
 
+from repos.hooks import refspace
 from repos.models import Push
 from workspaces.models import ArchivedRef
 
@@ -29,7 +30,7 @@ _FOR = "hostsite.for="
 
 def hook_environment(repo, user, commands) -> dict[str, str]:
     """The two variables, for a push with refs/for/ commands (one query each)."""
-    if user is None or not any(ref.startswith("refs/for/") for _old, _new, ref in commands):
+    if user is None or not any(ref.startswith(refspace.FOR) for _old, _new, ref in commands):
         return {}
     return {ENV_HEADS: _bounded(_heads(repo, user)), ENV_RESTORED: _bounded(_restored(repo, user))}
 
@@ -37,7 +38,7 @@ def hook_environment(repo, user, commands) -> dict[str, str]:
 def _heads(repo, user):
     """`<ref>:<branch>` for each ref the pusher's recent nameless pushes wrote, newest first;
     a ref's latest nameless push says its branch."""
-    own = f"refs/users/{user.username}/"
+    own = refspace.workspace_prefix(user.username)
     seen = set()
     pushes = (
         Push.objects.filter(repository=repo, pusher=user, touches_workspace=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from repos.git import run_git
+from gitcore.git import run_git
 
 _DIFF_OPTS = ["--no-color", "--no-renames", "--no-ext-diff", "--no-textconv"]
 

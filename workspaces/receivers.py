@@ -3,29 +3,29 @@ once its transaction commits, so nothing runs git or writes in the web process a
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.dispatch import receiver
 
+from repos import enqueue
 from repos.signals import push_recorded, repository_deleted, repository_purging
-from workspaces import exports, tasks
+from workspaces import exports
 from workspaces.signals import workspace_ref_archived
 
 
 @receiver(push_recorded)
 def follow_push(sender, push_id: int, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.follow_push.delay(push_id))
+    enqueue.after_commit("workspaces.tasks.follow_push", push_id)
 
 
 @receiver(workspace_ref_archived)
 def notify_archived_ref(sender, repository_id: int, ref: str, sha: str, **_kwargs) -> None:
-    transaction.on_commit(lambda: tasks.notify_archived_ref.delay(repository_id, ref, sha))
+    enqueue.after_commit("workspaces.tasks.notify_archived_ref", repository_id, ref, sha)
 
 
 @receiver(repository_deleted)
 def tell_contributors(sender, repository_id: int, **_kwargs) -> None:
     """Contributors with unmerged work learn of the deletion (and of the export) from a task:
     finding them runs git."""
-    transaction.on_commit(lambda: tasks.notify_deleted_repository_contributors.delay(repository_id))
+    enqueue.after_commit("workspaces.tasks.notify_deleted_repository_contributors", repository_id)
 
 
 @receiver(repository_purging)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import Q
 
+from repos.hooks.pushpolicy import Rules
 from repos.models import Mirror, Repository, Role
 from repos.selectors import role_for
-from workspaces.access.policy import Rules
+from repos.visibility import view_for
+from workspaces.browse import workspace_summary
 from workspaces.models import FLAGS, ProtectedBranch, RepositoryBan, Workspace, WorkspaceSettings
 
 # A take-down refuses pushes (legal hold) and hides the workspace whatever the other flags say.
@@ -22,6 +24,7 @@ def workspace_settings(repo: Repository) -> WorkspaceSettings:
 
 
 def rules_for(repo: Repository) -> Rules:
+    """The rules a push to this repository is judged by (settings.PUSH_RULES)."""
     ws = workspace_settings(repo)
     closed = list(
         Workspace.objects.filter(NO_PUSH, repository=repo).values_list("user__username", "taken_down")
@@ -29,6 +32,7 @@ def rules_for(repo: Repository) -> Rules:
     return Rules(
         default_branch=repo.default_branch,
         protected=dict(ProtectedBranch.objects.filter(repository=repo).values_list("name", "allow_force")),
+        protected_tags=ws.tag_patterns(),
         maintainers_edit_workspaces=ws.maintainers_may_edit,
         # A taken-down workspace accepts nothing from its owner either (it is under legal hold),
         # and nothing from anyone else (taken_down).
@@ -102,6 +106,13 @@ def visible_to(viewer, repo: Repository, username: str) -> bool:
     return not (flags["hidden"] or flags["taken_down"]) or can_see_hidden(viewer, repo, username)
 
 
+def content_visible(viewer, repo: Repository, username: str) -> bool:
+    """Whether the viewer may see what the workspace holds (its refs, archived refs and object
+    ids), not only its flags: a taken-down workspace's page tells its owner and the repository's
+    admins that it was taken down, and shows them nothing of it (repos.visibility decides)."""
+    return view_for(repo, viewer).username_visible(username)
+
+
 def invisible_usernames(repo: Repository) -> list[str]:
     """Owners of the repository's hidden or taken-down workspaces."""
     return _usernames(repo, INVISIBLE)
@@ -120,8 +131,6 @@ def taken_down_usernames(repo: Repository) -> list[str]:
 def visible_workspaces(viewer, repo: Repository) -> list[dict]:
     """Users with workspace refs the viewer may see: refs, latest commit, last push, the
     moderation flags (and `state`, the most restrictive of them); most recently active first."""
-    from workspaces.browse import workspace_summary
-
     rows = {w.user.username: w for w in Workspace.objects.filter(repository=repo).select_related("user")}
     entries = []
     for username, info in workspace_summary(repo).items():

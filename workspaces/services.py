@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from gitcore.git import is_valid_refname
 from repos.errors import Forbidden, InvalidInput
-from repos.git import is_valid_refname
 from repos.models import Repository
 from repos.models.statuses import CONTEXT_MAX
 from repos.visibility import refuse_republishing
@@ -24,6 +24,7 @@ def workspace_settings_update(
     clear_ref_limit: bool = False,
     delete_merged_refs: bool | None = None,
     branch_pushes_to_workspace: bool | None = None,
+    protected_tags: str | list[str] | None = None,
 ) -> WorkspaceSettings:
     ws, _ = WorkspaceSettings.objects.get_or_create(repository=repo)
     if maintainers_may_edit is not None:
@@ -38,35 +39,64 @@ def workspace_settings_update(
         if not 1 <= ref_limit <= 1_000_000:
             raise InvalidInput("The ref limit is between 1 and 1,000,000.", fields={"ref_limit": ["range"]})
         ws.ref_limit = ref_limit
+    if protected_tags is not None:
+        ws.protected_tags = "\n".join(_clean_tag_patterns(protected_tags))
     ws.save()
     return ws
 
 
+MAX_TAG_PATTERNS = 100
 MAX_REQUIRED_APPROVALS = 20
 MAX_REQUIRED_CHECKS = 50
 
 
-def _clean_checks(checks) -> list[str]:
-    """Status contexts, trimmed and deduplicated, as CI names them (repos.models.CommitStatus)."""
-    if isinstance(checks, str):
-        checks = checks.replace(",", "\n").splitlines()
+def _clean_names(items, *, field: str, bad, invalid: str, most: int, too_many: str) -> list[str]:
+    """A list of names from a form (one a line) or the API (a list): trimmed, blanks dropped,
+    deduplicated in order; InvalidInput on `field` if one is `bad` or there are over `most`."""
+    if isinstance(items, str):
+        items = items.splitlines()
     cleaned: list[str] = []
-    for check in checks or []:
-        context = str(check).strip()
-        if not context:
+    for item in items or []:
+        name = str(item).strip()
+        if not name:
             continue
-        if len(context) > CONTEXT_MAX or any(c < " " or c == "\x7f" for c in context):
-            raise InvalidInput(
-                f"A check name is 1 to {CONTEXT_MAX} printable characters.",
-                fields={"required_checks": ["invalid"]},
-            )
-        if context not in cleaned:
-            cleaned.append(context)
-    if len(cleaned) > MAX_REQUIRED_CHECKS:
-        raise InvalidInput(
-            f"At most {MAX_REQUIRED_CHECKS} required checks.", fields={"required_checks": ["too_many"]}
-        )
+        if bad(name):
+            raise InvalidInput(invalid, fields={field: ["invalid"]})
+        if name not in cleaned:
+            cleaned.append(name)
+    if len(cleaned) > most:
+        raise InvalidInput(too_many, fields={field: ["too_many"]})
     return cleaned
+
+
+def _clean_tag_patterns(patterns: str | list[str]) -> list[str]:
+    """fnmatch patterns of tag names (v*, release-?), one per line. No whitespace or control
+    characters: no tag name holds them, and the push policy reads the list from one
+    environment variable, a pattern a line."""
+    lines = patterns.splitlines() if isinstance(patterns, str) else patterns or []
+    return _clean_names(
+        [str(line).strip().removeprefix("refs/tags/") for line in lines],
+        field="protected_tags",
+        bad=lambda p: len(p) > 255 or any(c.isspace() or c < " " or c == "\x7f" for c in p),
+        invalid="A protected tag pattern is 1 to 255 characters, without spaces.",
+        most=MAX_TAG_PATTERNS,
+        too_many=f"At most {MAX_TAG_PATTERNS} protected tag patterns.",
+    )
+
+
+def _clean_checks(checks) -> list[str]:
+    """Status contexts, as CI names them (repos.models.CommitStatus): one a line or
+    comma-separated."""
+    if isinstance(checks, str):
+        checks = checks.replace(",", "\n")
+    return _clean_names(
+        checks,
+        field="required_checks",
+        bad=lambda c: len(c) > CONTEXT_MAX or any(ch < " " or ch == "\x7f" for ch in c),
+        invalid=f"A check name is 1 to {CONTEXT_MAX} printable characters.",
+        most=MAX_REQUIRED_CHECKS,
+        too_many=f"At most {MAX_REQUIRED_CHECKS} required checks.",
+    )
 
 
 @transaction.atomic

@@ -9,3 +9,8 @@ workspace_ref_archived = Signal()
 # (hide, unhide, take down, lift, restore, purge): sender=Workspace; repository_id, username,
 # action. search takes what became unreadable out of its index, and puts back what returned.
 workspace_moderated = Signal()
+
+# Sent inside the transaction that renamed workspace refs (workspaces.refmigration):
+# sender=RefRename; repository_id, renames ({old ref: new ref}). Rows of other apps that name
+# those refs (proposals' source refs) follow in the same transaction.
+workspace_refs_renamed = Signal()

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gitcore.git import GitError
+from gitcore.gittools import text_ref_map
 from repos.errors import Forbidden
-from repos.git import GitError
-from repos.gittools import text_ref_map
+from repos.hooks import refspace
 from repos.locking import repository_lock
 from repos.models import Repository
 from workspaces.cleanup import archive_landed
@@ -32,7 +33,7 @@ def stale_refs(repo: Repository, username: str) -> dict[str, str]:
     for-each-ref (an ancestry filter over all of them), whatever the number of refs."""
     branch = f"refs/heads/{repo.default_branch}"
     try:
-        return text_ref_map(repo.disk_path, f"--merged={branch}", f"refs/users/{username}/")
+        return text_ref_map(repo.disk_path, f"--merged={branch}", refspace.workspace_prefix(username))
     except GitError:
         return {}  # no default branch yet (an empty repository): nothing is on it
 
@@ -42,7 +43,7 @@ def stale_refs_archive(*, repo: Repository, user, refs: Iterable[str]) -> list[A
     checked again under the repository's lock, and each deletion is compare-and-delete at the
     tip checked: a ref pushed to meanwhile is kept."""
     wanted = set(refs)
-    prefix = f"refs/users/{user.username}/"
+    prefix = refspace.workspace_prefix(user.username)
     if any(not ref.startswith(prefix) for ref in wanted):
         raise Forbidden("You can clean up stale refs of your own workspace only.", code="not_your_ref")
     refusal = write_refusal(repo, user.username, actor=user, what="cleaning up refs")

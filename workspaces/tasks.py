@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from repos.git import GitTimeout
+from gitcore.git import GitTimeout
+from gitcore.gittools import RefTransactionFailed
+from repos import enqueue
 from repos.locking import RepositoryBusy
 from repos.models import Push, Repository
-from workspaces import cleanup, exports, following
+from workspaces import cleanup, exports, following, refmigration
 from workspaces.models import WorkspaceExport
 
 
@@ -25,10 +27,26 @@ def follow_push(push_id: int) -> str:
         return "gone"
     touched_workspaces, moved_branch = following.workspaces_follow_push(push=push)
     if touched_workspaces:
-        index_workspace_push.delay(push_id)
+        enqueue.send("workspaces.tasks.index_workspace_push", push_id)
     if moved_branch:
-        cleanup_after_push.delay(push_id)
+        enqueue.send("workspaces.tasks.cleanup_after_push", push_id)
     return "done"
+
+
+@shared_task(
+    autoretry_for=(GitTimeout, RepositoryBusy, RefTransactionFailed),
+    retry_backoff=10,
+    max_retries=8,
+    acks_late=True,
+    ignore_result=True,
+)
+def migrate_nameless_layout(repository_id: int) -> str:
+    """Rename one repository's nameless heads to the current layout (workspaces.refmigration);
+    a push that moved one of them meanwhile fails the compare-and-swap, and the task retries."""
+    repo = Repository.objects.filter(pk=repository_id).first()
+    if repo is None:
+        return "gone"
+    return f"renamed {refmigration.repository_migrate_nameless(repo=repo)}"
 
 
 @shared_task(acks_late=True, ignore_result=True)

@@ -13,11 +13,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from gitcore.git import is_valid_refname
 from repos.errors import Forbidden, InvalidInput, ServiceError
-from repos.git import is_valid_refname
+from repos.hooks import refspace
 from repos.views import admin_repo_or_404, repo_or_404
 from repos.views.diffs import diff_context
-from workspaces import browse, ref_links, selectors, services
+from workspaces import browse, ref_links, refmigration, selectors, services
 from workspaces.models import ArchivedRef, ProtectedBranch, Workspace
 
 REFS_PER_PAGE = 50
@@ -33,12 +34,19 @@ def workspace_user(request, owner: str, name: str, username: str, *, status: int
     repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
+    # A taken-down workspace shows its owner and the admins its flags only.
+    shown = selectors.content_visible(request.user, repo, username)
     # Up to 1000 refs a user: ahead/behind costs a git process per ref, so per page only.
-    page = Paginator(browse.user_refs(repo, username), REFS_PER_PAGE).get_page(request.GET.get("page"))
+    listed = browse.user_refs(repo, username) if shown else []
+    page = Paginator(listed, REFS_PER_PAGE).get_page(request.GET.get("page"))
     row = Workspace.objects.filter(repository=repo, user__username=username).first()
-    archived = ArchivedRef.objects.filter(repository=repo, username=username).exclude(
-        state=ArchivedRef.State.EXPIRED
-    )[:50]
+    archived = (
+        ArchivedRef.objects.filter(repository=repo, username=username).exclude(
+            state=ArchivedRef.State.EXPIRED
+        )[:50]
+        if shown
+        else []
+    )
     if row is None and not page.object_list and not archived:
         raise Http404  # no such workspace: answered as a hidden one is, so neither tells
     may_restore = selectors.may_restore(request.user, repo, username)
@@ -60,6 +68,7 @@ def workspace_user(request, owner: str, name: str, username: str, *, status: int
             "archived": archived,
             "may_restore": may_restore and not refusal,
             "restore_refusal": refusal if may_restore else None,
+            "withheld": not shown,
         },
         status=status,
     )
@@ -116,11 +125,17 @@ def workspace_ref(request, owner: str, name: str, username: str, refname: str):
     repo = repo_or_404(request, owner, name)
     if not selectors.visible_to(request.user, repo, username):
         raise Http404
-    ref = f"refs/users/{username}/{refname}"
+    ref = refspace.workspace_ref(username, refname)
     if not is_valid_refname(ref):
         raise Http404
     current = browse.user_ref(repo, username, ref)
     if current is None:
+        # A nameless head renamed to the current layout: links to its old name still work.
+        renamed = refmigration.renamed_to(repo, ref)
+        if renamed is not None and refspace.owner_of(renamed) == username:
+            return redirect(
+                "workspace-ref", repo.owner.username, repo.name, username, refspace.workspace_name(renamed)
+            )
         raise Http404
     counted = browse.with_counts(repo, [current])[0]
     commits = browse.ref_commits(repo, ref)
@@ -175,6 +190,11 @@ def workspace_settings(request, owner: str, name: str):
                     required_checks=request.POST.get("required_checks", "")[:20_000],
                 )
                 messages.success(request, "Branch protection saved.")
+            elif action == "protect-tags":
+                services.workspace_settings_update(
+                    repo=repo, protected_tags=request.POST.get("protected_tags", "")[:30_000]
+                )
+                messages.success(request, "Tag protection saved.")
             elif action == "unprotect":
                 services.protected_branch_remove(repo=repo, name=request.POST.get("branch", ""))
                 messages.success(request, "Branch protection removed.")

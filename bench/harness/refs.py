@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from bench.harness.common import Git, MeasureError, SetupError
+from repos.hooks import refspace
 
 
 def ref_format(git: Git, repo: Path) -> str:
@@ -32,7 +33,7 @@ def populate_workspaces(git: Git, repo: Path, *, users: int, per_user: int, batc
         raise SetupError(f"{repo} has no commits")
     width = max(5, len(str(users - 1)))
     lines = [
-        f"create refs/users/u{u:0{width}d}/r{k} {commits[(u * per_user + k) % len(commits)]}\n"
+        f"create {refspace.WORKSPACES}u{u:0{width}d}/r{k} {commits[(u * per_user + k) % len(commits)]}\n"
         for u in range(users)
         for k in range(per_user)
     ]
@@ -55,7 +56,9 @@ def populate_workspaces(git: Git, repo: Path, *, users: int, per_user: int, batc
     except MeasureError as exc:
         raise SetupError(f"git {' '.join(args)}: {exc}") from None
     packed = time.monotonic() - t0
-    count = len(git.run("--git-dir", str(repo), "for-each-ref", "--format=x", "refs/users/").splitlines())
+    count = len(
+        git.run("--git-dir", str(repo), "for-each-ref", "--format=x", refspace.WORKSPACES).splitlines()
+    )
     if count != len(lines):
         raise SetupError(f"expected {len(lines)} workspace refs in {repo}, found {count}")
     return {"ref_format": fmt_, "workspace_refs": count, "commits_pointed_at": min(len(commits), len(lines)),
@@ -96,9 +99,9 @@ def write_drafts(git: Git, repo: Path, *, heads: int, drafts: int, deepest: int,
             depths.append(depth)
         user = f"u{h % 400:04d}"
         ref = (
-            f"refs/users/{user}/main/{rng.getrandbits(48):012x}"
+            refspace.nameless_ref(user, "main", f"{rng.getrandbits(48):012x}")
             if h % 3 == 0
-            else f"refs/users/{user}/topic{h}"
+            else refspace.workspace_ref(user, f"topic{h}")
         )
         # Never older than the base: git walks by date, and a draft dated before its parent
         # would make every walk go deeper than it does on a real repository.

@@ -14,8 +14,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from bench.harness.history import HistoryGenerator
+from repos.hooks import refspace
 
-SCRATCH = "refs/bench/scratch"  # topic branches not kept; deleted after the import
+SCRATCH = refspace.BENCH + "scratch"  # topic branches not kept; deleted after the import
 
 
 @dataclass

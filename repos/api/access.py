@@ -5,13 +5,12 @@ from __future__ import annotations
 from rest_framework.exceptions import NotFound, PermissionDenied
 
 from repos import selectors
+from repos.views import moved_to_readable
 
 
 def repo_or_404(request, owner: str, name: str):
     repo = selectors.readable_repository(request.user, owner, name)
     if repo is None:
-        from repos.views import moved_to_readable
-
         moved_to_readable(request.user, owner, name)
         # Private and missing repositories look the same from outside.
         raise NotFound("Repository not found.")

@@ -11,8 +11,6 @@ get 403. repos/refs_admin.py does the work and says what can never be removed.
 
 from __future__ import annotations
 
-import re
-
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -21,16 +19,24 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gitcore import gittools
+from gitcore.oids import object_format
 from repos import refs_admin, refs_listing
 from repos.api.access import repo_or_404, require_admin
 
-_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+class RefNameField(serializers.CharField):
+    """A ref name as text: bytes that are not UTF-8 (an imported ref's) as U+FFFD, as the push
+    log records them (gittools.text_refname); JSON cannot carry them otherwise."""
+
+    def to_representation(self, value) -> str:
+        return gittools.text_refname(str(value))
 
 
 class RepositoryRefSerializer(serializers.Serializer):
-    ref = serializers.CharField()
+    ref = RefNameField()
     sha = serializers.CharField(source="oid")
-    symref = serializers.CharField(allow_blank=True)
+    symref = RefNameField(allow_blank=True)
 
 
 class RefNamespaceSerializer(serializers.Serializer):
@@ -88,9 +94,11 @@ class RefListView(GenericAPIView):
 def _delete_one(request, owner: str, name: str, ref: str) -> Response:
     repo = repo_or_404(request, owner, name)
     require_admin(request, repo)
-    sha = request.query_params.get("sha", "")
-    if sha and not _OID.fullmatch(sha):
-        raise ValidationError({"sha": ["A full object id (40 or 64 hex digits)."]})
+    given = request.query_params.get("sha", "")
+    fmt = object_format(repo.disk_path)
+    sha = fmt.parse(given) if given else None
+    if given and sha is None:
+        raise ValidationError({"sha": [f"A full object id ({fmt.hexsz} hex digits)."]})
     refs_admin.ref_remove(
         repo=repo,
         refs=[f"refs/{ref}"],

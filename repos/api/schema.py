@@ -29,12 +29,13 @@ class PasswordBasicScheme(OpenApiAuthenticationExtension):
 
 # Statuses any operation may answer, in the one error format (repos.api.errors): bad input
 # (a control character in the path, malformed JSON), authentication, access, a missing object,
-# and a database that stayed busy (503 with Retry-After, repos.middleware).
+# a rate limit, and a database that stayed busy (503 with Retry-After, repos.middleware).
 _COMMON = {
     "400": "Invalid input.",
     "401": "Authentication required, or the credentials are not valid.",
     "403": "Not allowed (role, token scope, or a moderation rule).",
     "404": "Not found, or not visible to you.",
+    "429": "Over a rate limit; retry after the Retry-After header's seconds.",
     "503": "The server is busy; retry after the Retry-After header's seconds.",
 }
 # ...and operations that change something: a conflicting state, an import that failed, and

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from repos import selectors, sources
+from repos import ratelimits, selectors, sources
 from repos.auth import parse_authorization
 from repos.gitprotocol import SERVICES, GitHTTPError, Pusher
 from repos.models import Repository, TokenScope
@@ -26,17 +26,24 @@ def git_credentials(request: HttpRequest):
     """(user, token) from Basic <username>:<token>; (None, None) if none were sent.
 
     Raises GitHTTPError(401) for credentials that do not authenticate: account passwords
-    never work here, only tokens.
+    never work here, only tokens. Each such failure counts against the client's address, and
+    past the limit every request with credentials from there gets 429 before they are checked
+    (repos.ratelimits); requests that authenticate are never counted.
     """
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if header:
+        _refuse_if_limited(ratelimits.auth_blocked(request))
     try:
-        parsed = parse_authorization(request.META.get("HTTP_AUTHORIZATION", ""))
+        parsed = parse_authorization(header)
     except ValueError:
+        _refuse_if_limited(ratelimits.auth_failed(request))
         raise GitHTTPError(401, "Malformed credentials") from None
     if parsed is None:
         return None, None
     username, secret = parsed
     token = authenticate_token(secret, username=username)
     if token is None:
+        _refuse_if_limited(ratelimits.auth_failed(request))
         raise GitHTTPError(
             401, "Invalid credentials: use your username and a personal access token as the password"
         )
@@ -45,6 +52,12 @@ def git_credentials(request: HttpRequest):
         # repository is looked up, so the answer is the same whether or not it exists.
         raise GitHTTPError(403, "This token may only post commit statuses; use a read or write token for git")
     return token.user, token
+
+
+def _refuse_if_limited(wait: int | None) -> None:
+    if wait is not None:
+        # One line: git prints a text/plain body of a failed info/refs as "remote: <line>".
+        raise GitHTTPError(429, ratelimits.message(ratelimits.AUTH_REASON, wait), retry_after=wait)
 
 
 def authorize(

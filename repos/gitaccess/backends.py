@@ -1,22 +1,19 @@
 """The backends named in settings.GIT_ACCESS_BACKENDS, and their answers combined.
 
-Combination, in the settings' order: the policy is the last backend's that names one (else
-repos' default, repos/hooks/policy.py); hooks and environments are merged (later backends win
-a clash); configuration pairs and push aliases are concatenated; the first refusal of a fetch wins.
+Combination, in the settings' order: hooks and environments are merged (later backends win
+a clash); configuration pairs and push aliases are concatenated; hidden objects are the union
+of every backend's.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 
 from repos.gitaccess.contract import GitAccess, GitRequest
-
-DEFAULT_POLICY = Path(__file__).resolve().parent.parent / "hooks" / "policy.py"
 
 
 def backends() -> list[GitAccess]:
@@ -27,15 +24,6 @@ def backends() -> list[GitAccess]:
 @functools.cache
 def _load(paths: tuple[str, ...]) -> list[GitAccess]:
     return [import_string(path)() for path in paths]
-
-
-def policy_source() -> Path:
-    source = DEFAULT_POLICY
-    for backend in backends():
-        found = backend.policy_source()
-        if found is not None:
-            source = Path(found)
-    return source
 
 
 def extra_hooks() -> dict[str, Path]:
@@ -66,17 +54,11 @@ def push_aliases(req: GitRequest) -> list[tuple[str, str]]:
     return aliases
 
 
-def commit_hidden(req: GitRequest, sha: str) -> bool:
-    return any(backend.commit_hidden(req, sha) for backend in backends())
-
-
-def refused_wants(req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
-    """Protocol v2 upload-pack serves any object asked for by id, hidden refs or not (git 2.39
-    checks wants against the advertisement in v0 only): backends refuse what must stay out of
-    reach. The request is parsed once, and only if a backend asks."""
-    read = functools.cache(wants)
+def hidden_objects(req: GitRequest, oids: frozenset[str]) -> set[str]:
+    """The ids any backend hides from this viewer. Protocol v2 upload-pack serves any object
+    asked for by id, hidden refs or not (git checks wants against the advertisement in v0
+    only), and answers haves and object-info for any object it holds."""
+    hidden: set[str] = set()
     for backend in backends():
-        refusal = backend.refused_wants(req, read)
-        if refusal:
-            return refusal
-    return None
+        hidden |= backend.hidden_objects(req, oids)
+    return hidden

@@ -3,14 +3,14 @@ interface named in settings (GIT_ACCESS_BACKENDS, the way Django names
 AUTHENTICATION_BACKENDS).
 
 repos decides who is asking and whether they may read or push at all (repos.gitaccess.authorize);
-backends shape the rest: the ref policy the hooks run, extra hooks, the hooks' environment,
-per-request `git -c` configuration (ref hiding, bundle lists), and what a fetch may not reach.
+backends shape the rest: extra hooks, the hooks' environment, per-request `git -c`
+configuration (ref hiding, bundle lists), and which objects a viewer may not reach. The push
+policy is not a backend's to choose: one module judges every push (repos.gitaccess.policy).
 repos never imports the apps that implement it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -46,14 +46,11 @@ class GitRequest:
 
 @runtime_checkable
 class GitAccess(Protocol):
-    def policy_source(self) -> Path | None:
-        """A standalone policy file the hooks install as policy.py, or None."""
-
     def extra_hooks(self) -> dict[str, Path]:
         """hook name (e.g. "proc-receive") -> standalone script source."""
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
-        """Environment for the hooks of a push (rules the policy reads, for instance)."""
+        """Environment for the hooks of a push, over the repository's rules (push_env)."""
 
     def git_config(
         self, req: GitRequest, *, advertise: bool, refs: list[str] | None
@@ -62,21 +59,16 @@ class GitAccess(Protocol):
 
     def push_aliases(self, req: GitRequest) -> list[tuple[str, str]]:
         """(shown prefix, real prefix) pairs: a push advertisement written by the app
-        (repos.advertisement) shows each ref under the real prefix also under the shown one,
+        (gitcore.advertisement) shows each ref under the real prefix also under the shown one,
         e.g. ("refs/heads/", "refs/users/alice/"), in place of a ref of that name."""
 
-    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
-        """Whether this viewer may not see the object `sha` (normalised)."""
-
-    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
-        """Why a fetch is refused, or None. `wants()` parses the request: call it only if needed."""
+    def hidden_objects(self, req: GitRequest, oids: frozenset[str]) -> set[str]:
+        """Which of these object ids (whole, lower case: gitcore.oids) this viewer may not see.
+        A fetch answers for them as for ids that do not exist (repos.fetchscreen)."""
 
 
 class BaseGitAccess:
     """No-op defaults: a backend overrides only what it adds."""
-
-    def policy_source(self) -> Path | None:
-        return None
 
     def extra_hooks(self) -> dict[str, Path]:
         return {}
@@ -92,8 +84,5 @@ class BaseGitAccess:
     def push_aliases(self, req: GitRequest) -> list[tuple[str, str]]:
         return []
 
-    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
-        return False
-
-    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
-        return None
+    def hidden_objects(self, req: GitRequest, oids: frozenset[str]) -> set[str]:
+        return set()

@@ -1,10 +1,15 @@
 # post-receive: make the accepted ref updates durable before git tells the client it is done,
 # so a push that moved refs is recorded even if the database is down or the web worker dies
 # (the web process records the file after git exits; repos.push_spool replays what is left).
-# Standalone: no Django, no project imports (see repos/hooks/__init__.py).
+# Standalone: no Django, no project imports beyond failsafe.py and refspace.py, installed next
+# to them (see repos/hooks/__init__.py).
 import os
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import failsafe
+import refspace
 
 # Push options (`git push -o key=value`) follow the updates as `option <key=value>` lines; they
 # come from the client, so they are bounded here and checked again by whoever reads them.
@@ -162,7 +167,7 @@ def ref_steps(ref, new, base, workspace, target, proposal, nameless, landed=Fals
     """Lines for one workspace ref: its page, then its proposal or how to open one (or, when
     its tip is on the target already, that it is stale), then (for a nameless push) how to
     push to the name the server chose."""
-    name = ref[len("refs/users/") :].partition("/")[2]
+    name = ref[len(refspace.WORKSPACES) :].partition("/")[2]
     lines = [f"hostsite: {printable(name)}: {workspace}/{quote(name)}"]
     if proposal is not None:
         number, revision, head = proposal
@@ -192,7 +197,7 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
     base, pusher = env.get("HOSTSITE_NEXT_URL", ""), env.get("HOSTSITE_PUSHER", "")
     if not base or not pusher:
         return []
-    own = f"refs/users/{pusher}/"
+    own = refspace.workspace_prefix(pusher)
     default = env.get("HOSTSITE_NEXT_BRANCH") or "main"
     targets = {}  # nameless pushes: workspace ref -> branch (proc-receive's hostsite.for lines)
     for option in server:
@@ -239,10 +244,17 @@ def next_steps(env, data: str, server: list, budget: int = NEXT_LINES) -> list:
     return out
 
 
+def why(exc: Exception) -> str:
+    """An error in a few words for the pusher: never a path of the server (OSError's filename)."""
+    return (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
+
+
 def main() -> int:
     env = os.environ
     target = env.get("HOSTSITE_REF_UPDATES_FILE")
-    data = sys.stdin.read()
+    # Bytes that are not UTF-8 (a ref name's) as U+FFFD, as the push log records such names
+    # (gitcore.gittools.text_refname): a lone surrogate could not be stored, and the record with it.
+    data = sys.stdin.buffer.read().decode("utf-8", "replace")
     options = push_options(env)
     spool_dir = env.get("HOSTSITE_PUSH_SPOOL_DIR")
     spooled = False
@@ -252,11 +264,17 @@ def main() -> int:
             spooled = True
         except (OSError, ValueError) as exc:
             # The refs moved already; the web process still records from the updates file.
-            print(f"hostsite: could not spool the record of this push ({exc}); recording it directly")
+            print(f"hostsite: could not spool the record of this push ({why(exc)}); recording it directly")
     if target and not spooled:
-        with open(target, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(data)
-            fh.writelines(f"option {option}\n" for option in options)
+        try:
+            with open(target, "a", encoding="utf-8", errors="replace") as fh:
+                fh.write(data)
+                fh.writelines(f"option {option}\n" for option in options)
+        except OSError as exc:
+            # Reconciliation (repos.reconcile) finds the refs that moved without a record.
+            print(
+                f"hostsite: could not record this push now ({why(exc)}); the pushlog gets it at its next reconciliation"
+            )
     notice = env.get("HOSTSITE_PUSH_OPTIONS_NOTICE")
     budget = NEXT_LINES
     if options and notice:
@@ -272,4 +290,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(
+        failsafe.run(
+            main,
+            "post-receive",
+            "the push went through; if the pushlog lacks it, it gets it at its next reconciliation",
+        )
+    )

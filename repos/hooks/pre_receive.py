@@ -1,14 +1,18 @@
 # pre-receive: the platform's gate for every ref update. Standalone: no Django, no project
-# imports beyond policy.py and updates.py, installed next to it (see repos/hooks/__init__.py). The web view
-# decides who is pushing, their role and the repository's rules, and passes them in HOSTSITE_*
-# variables; this script asks git only for what a rule needs (ancestry, ref counts).
+# imports beyond pushpolicy.py, updates.py, contentguard.py and refspace.py, installed next to it (see
+# repos/hooks/__init__.py). The web view decides who is pushing, their role and the
+# repository's rules, and passes them in HOSTSITE_* variables; this script asks git only for
+# what a rule needs (ancestry, ref counts, what new history reaches).
 # Imports are kept to the bare minimum: they are most of this hook's cost (bench/smart_http.py).
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import policy
-from updates import Update
+import failsafe
+import pushpolicy
+import refspace
+from refnames import judged_name
+from updates import Update, is_zero
 
 
 def is_ancestor(old: str, new: str) -> bool:
@@ -26,106 +30,78 @@ def workspace_ref_count(user: str) -> int:
     import subprocess
 
     out = subprocess.run(
-        ["git", "for-each-ref", "--format=x", f"refs/users/{user}/"], capture_output=True, check=True
+        ["git", "for-each-ref", "--format=x", refspace.workspace_prefix(user)],
+        capture_output=True,
+        check=True,
     ).stdout
     return out.count(b"\n")
 
 
-def republished(updates) -> list[str]:
-    """The refs of this push whose new history reaches content a moderator took down or hid
-    from the pusher: only hidden refs reach it, and pointing a new ref at it (with an empty
-    pack, or with the objects sent again) would publish it again. The web view passes the
-    hidden ref prefixes only when the repository has any, so other pushes never get here.
-
-    What a new tip reaches beyond the branches, tags and the pusher's own workspace is mostly
-    what the push brings. Only the part of it that the repository already held before this
-    push (outside the quarantine) can be hidden content, so the set of hidden objects is only
-    computed, by the same walk as workspaces.visibility, when there is such a part (a push
-    building on someone else's workspace, say): an ordinary push never pays for it."""
-    prefixes = os.environ.get("HOSTSITE_HIDDEN_PREFIXES", "").split()
-    if not prefixes:
+def blocked(updates) -> list[str]:
+    """The refs of this push whose new history reaches content that may not be published again
+    (contentguard.py): the commits of taken-down workspaces, and content staff blocked by id.
+    The web view passes them only when the repository has any and the pusher is not staff, so
+    other pushes never get here."""
+    prefixes = os.environ.get("HOSTSITE_BLOCKED_PREFIXES", "").split()
+    objects = os.environ.get("HOSTSITE_BLOCKED_OBJECTS", "").split()
+    if not prefixes and not objects:
         return []
-    import subprocess
+    import contentguard
+    from hookgit import run
 
-    excludes = [f"--exclude={prefix}*" for prefix in prefixes]
     # The repository as it was before the push: without the quarantine's object directory.
-    before = {
+    unquarantined = {
         k: v
         for k, v in os.environ.items()
         if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
     }
-    # What each tip reaches beyond the branches, the tags and the pusher's own workspace (the
-    # history a push builds on, listed by prefix: a walk `--not --all` would read every ref).
-    # Anything else it reaches that the repository already held is checked below.
-    own = subprocess.run(
-        [
-            "git",
-            "for-each-ref",
-            "--format=^%(objectname)",
-            f"refs/users/{os.environ.get('HOSTSITE_PUSHER', '')}/",
-        ],
-        capture_output=True,
-        check=False,
-    ).stdout.decode("ascii", "replace")
-    reached = {}
-    for u in updates:
-        if u.is_delete:
+
+    def git(args, input=None, before=False):
+        done = run(*args, input=input, env=unquarantined if before else None)
+        return done.returncode, done.stdout
+
+    return contentguard.refused_refs(
+        updates,
+        prefixes=prefixes,
+        objects=objects,
+        own_prefix=refspace.workspace_prefix(os.environ.get("HOSTSITE_PUSHER", "")),
+        git=git,
+    )
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def read_updates(data: bytes) -> tuple[list, list]:
+    """The updates git passes on stdin (`<old> <new> <ref>` lines of bytes), and the reasons to
+    refuse the push for lines the policy cannot judge: a ref name that is not UTF-8, unless it
+    is deleted (refnames.judged_name), and a line that is not an update (git never writes one)."""
+    updates, refusals, malformed = [], [], 0
+    for raw in data.split(b"\n"):
+        if not raw:
             continue
-        walk = subprocess.run(
-            ["git", "rev-list", "--objects", "--no-object-names", "--stdin", "--not", "--branches", "--tags"],
-            input=f"{u.new}\n{own}".encode(),
-            capture_output=True,
-            check=False,
-        )
-        if walk.returncode != 0:
-            return [u.ref]  # what cannot be walked cannot be shown to be clean
-        reached[u.ref] = set(walk.stdout.decode("ascii", "replace").split())
-    wanted = set().union(*reached.values()) if reached else set()
-    if not wanted:
-        return []
-    check = subprocess.run(
-        ["git", "cat-file", "--batch-check=%(objectname)"],
-        env=before,
-        capture_output=True,
-        check=False,
-        input="".join(f"{oid}\n" for oid in sorted(wanted)).encode(),
-    )
-    held = {
-        line for line in check.stdout.decode("ascii", "replace").splitlines() if not line.endswith(" missing")
-    }
-    if not held:
-        return []
-    tips = (
-        subprocess.run(
-            ["git", "for-each-ref", "--format=%(objectname)", *prefixes],
-            env=before,
-            capture_output=True,
-            check=False,
-        )
-        .stdout.decode("ascii", "replace")
-        .split()
-    )
-    if not tips:
-        return []
-    closure = subprocess.run(
-        [
-            "git",
-            "rev-list",
-            "--objects",
-            "--no-object-names",
-            *sorted(set(tips)),
-            "--not",
-            *excludes,
-            "--all",
-        ],
-        env=before,
-        capture_output=True,
-        check=False,
-    )
-    if closure.returncode != 0:
-        return [ref for ref, objects in reached.items() if objects & held]
-    hidden = held.intersection(closure.stdout.decode("ascii", "replace").split())
-    return [ref for ref, objects in reached.items() if not objects.isdisjoint(hidden)]
+        parts = raw.decode("utf-8", "surrogateescape").split(" ", 2)
+        if (
+            len(parts) != 3
+            or not (_is_oid(parts[0]) and _is_oid(parts[1]))
+            or not parts[2]
+            or any(c < " " or c == "\x7f" for c in parts[2])
+        ):
+            malformed += 1
+            continue
+        old, new, ref = parts
+        name, reason = judged_name(ref, deleting=is_zero(new))
+        if reason:
+            refusals.append(reason)
+        else:
+            updates.append(Update(old, new, name))
+    if malformed:
+        refusals.append(f"git passed this hook {malformed} line(s) that are not ref updates")
+    return updates, refusals
 
 
 def main() -> int:
@@ -135,24 +111,23 @@ def main() -> int:
         # server, a misconfigured daemon) must not bypass the policy.
         sys.stderr.write("hostsite: pushes must go through hostsite's HTTP endpoint\n")
         return 1
-    updates = []
-    for line in sys.stdin:
-        parts = line.rstrip("\n").split(" ", 2)
-        if len(parts) == 3:
-            updates.append(Update(*parts))
-    # Every policy has this entry point (repos/hooks/policy.py, or a git access backend's).
-    reasons = policy.decide_all(
+    updates, refused = read_updates(sys.stdin.buffer.read())
+    if refused:
+        for reason in refused:
+            sys.stderr.write(f"hostsite: {reason}\n")
+        return 1
+    reasons = pushpolicy.decide_all(
         role=os.environ.get("HOSTSITE_ROLE", ""),
         pusher=pusher,
         updates=updates,
-        rules=policy.rules_from_env(os.environ),
+        rules=pushpolicy.rules_from_env(os.environ),
         is_ancestor=is_ancestor,
         workspace_ref_count=workspace_ref_count,
     )
     if not reasons:
         reasons = [
-            f"{ref}: this content was taken down or hidden by a moderator; it cannot be pushed again"
-            for ref in republished(updates)
+            f"{ref}: this push contains content a moderator took down or blocked; it cannot be published again"
+            for ref in blocked(updates)
         ]
     for reason in reasons:
         sys.stderr.write(f"hostsite: {reason}\n")
@@ -160,4 +135,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(failsafe.run(main, "pre-receive", "the push was refused and nothing changed"))

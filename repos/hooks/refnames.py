@@ -1,5 +1,5 @@
 # Ref names that read as something else: the characters no push may put in a ref name, shared by
-# every push policy and by the pages that escape names. Standard library only: installed beside
+# every push policy, the hooks and the pages that escape names. Standard library only: installed beside
 # the hooks (repos.storage.install_hooks) and imported without Django.
 from __future__ import annotations
 
@@ -36,9 +36,41 @@ INVISIBLE = frozenset(
 )
 
 
+# A name's bytes that are not UTF-8, as surrogateescape keeps them (U+DC80..U+DCFF): git passes
+# names as bytes, and an imported repository may hold such names.
+UNDECODABLE = range(0xDC80, 0xDD00)
+
+
+def _shown(char: str) -> str:
+    cp = ord(char)
+    if cp in UNDECODABLE:
+        return f"\\x{cp - 0xDC00:02x}"
+    return f"\\u{cp:04x}" if cp in INVISIBLE else char
+
+
 def shown(name: str) -> str:
-    """The name with every invisible character written as a \\uXXXX escape, for messages."""
-    return "".join(f"\\u{ord(c):04x}" if ord(c) in INVISIBLE else c for c in name)
+    """The name with every invisible character written as a \\uXXXX escape, and every byte
+    that is not UTF-8 as \\xNN, for messages."""
+    return "".join(_shown(c) for c in name)
+
+
+def undecodable_reason(ref: str) -> str | None:
+    """Why a ref name that is not UTF-8 (its bytes kept by surrogateescape) is refused, or None."""
+    if not any(ord(c) in UNDECODABLE for c in ref):
+        return None
+    return f"{shown(ref)} is not UTF-8 (\\xNN marks each byte that is not); push it under a UTF-8 name"
+
+
+def judged_name(ref: str, *, deleting: bool) -> tuple[str, str | None]:
+    """The name a push policy judges a ref update under, and why the update is refused before
+    any policy sees it (None: judge it). A name that is not UTF-8 may not be created or moved;
+    deleting one (an import brings them) is judged under its escaped name, which no other ref
+    can have: git refuses a backslash in a name. The pre-receive hook and the web's own ref
+    writes (repos.gitaccess.policy) both ask this."""
+    reason = undecodable_reason(ref)
+    if reason is None:
+        return ref, None
+    return shown(ref), None if deleting else reason
 
 
 def invisible_reason(ref: str) -> str | None:

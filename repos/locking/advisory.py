@@ -7,6 +7,11 @@ once for a killed process; within about a minute for a vanished host, through th
 set below). Not Django's connection, because Django's connections are per thread, closed
 between requests and reused: a lock on one would outlive or vanish under its holder. Sessions
 are kept between locks in a small per-process pool, each lent to one lock at a time.
+
+Not django-pglocks nor django-pgware, which replaces it: both `advisory_lock`s take the lock
+on Django's connection of the calling thread (`connections[using].cursor()`), the connection
+ruled out above, and have no way to name the holder (here: the session's application_name)
+nor to list who holds what.
 """
 
 from __future__ import annotations

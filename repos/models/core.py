@@ -17,6 +17,7 @@ from repos.names import (
     validate_repo_name,
     validate_username,
 )
+from repos.storage import repository_path
 
 
 class HostsiteUserManager(UserManager):
@@ -169,8 +170,6 @@ class Repository(models.Model):
 
     @property
     def disk_path(self) -> Path:
-        from repos.storage import repository_path
-
         return repository_path(self.pk)
 
 

@@ -5,17 +5,40 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from repos import selectors, services
+from repos import ratelimits, selectors, services
 from repos.errors import ServiceError
 from repos.forms import ProfileForm, SignupForm, TokenForm
 from repos.models import AccessToken
 from repos.views import form_error
 
 NEW_TOKEN_SESSION_KEY = "new_token_secret"  # noqa: S105 - a session key name
+
+
+class SignInView(LoginView):
+    """Django's sign-in, refused with 429 for an account or address past its limit of failed
+    attempts, before the password is checked (repos.ratelimits)."""
+
+    template_name = "accounts/login.html"
+
+    def post(self, request, *args, **kwargs):
+        wait = ratelimits.signin_attempt(request, request.POST.get("username", ""))
+        if wait is None:
+            return super().post(request, *args, **kwargs)
+        context = self.get_context_data(
+            form=self.form_class(request), refusal=ratelimits.message(ratelimits.SIGNIN_REASON, wait)
+        )
+        response = self.render_to_response(context, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+
+    def form_valid(self, form):
+        ratelimits.signin_succeeded(self.request, self.request.POST.get("username", ""))
+        return super().form_valid(form)
 
 
 def signup(request):

@@ -22,9 +22,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from repos import browse
+from gitcore.git import stream_git
+from repos import browse, ratelimits
 from repos.blame import AgeScale, Attribution, Group, age_scale
-from repos.git import stream_git
 from repos.views.browse import locate, page_context, url_for
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 ROWS = mark_safe("<!--blame:rows-->")
 
 
+@ratelimits.limit("blame")
 def blame(request, owner: str, name: str, spec: str):
     repo, revision, entry = locate(request, owner, name, spec)
     if entry.kind == "tree":

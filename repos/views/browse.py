@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from urllib.parse import quote, unquote_to_bytes
 
 from django.conf import settings
@@ -21,9 +22,12 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from repos import archive, blobrender, browse, documents, rendering
-from repos.git import piped, popen_git
-from repos.gitstream import GitProcessResponse
+from gitcore.git import piped, popen_git
+from gitcore.gitstream import GitProcessResponse
+from gitcore.oids import object_format
+from render import blobrender, documents, rendering
+from repos import archive, browse, enqueue, ratelimits
+from repos.hooks import refspace
 from repos.views import repo_or_404
 from repos.visibility import view_for
 
@@ -35,7 +39,6 @@ IMAGE_TYPES = {
     ".webp": "image/webp",
 }  # never SVG: it can carry script
 RAW_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
-SHA_IN_URL = re.compile(r"^[0-9a-fA-F]{4,64}$")
 # A compare of more commits than compare.MAX_COMMITS shows this much of its diff at first
 # (?all=1 shows the rest): rendering a megabyte of rows took most of a second.
 RAW_INLINE_BYTES = 1024 * 1024  # smaller files are read through cat-file; larger ones streamed
@@ -189,12 +192,11 @@ def blob(request, owner: str, name: str, spec: str):
     ext = os.path.splitext(entry.name.lower())[1]
     # Documents (Markdown, reStructuredText, notebooks) are shown rendered, their source at ?plain=1.
     as_document = context["is_document"] and request.GET.get("plain") != "1"
+    shown_as = display(entry.name)
+    later = _highlight_later(repo, entry.sha, shown_as)
     if (entry.size or 0) > settings.BLOB_MAX_DISPLAY_BYTES:
         context["too_large"] = True
-    elif (
-        not as_document
-        and (rows := blobrender.cached_rows(repo.pk, entry.sha, display(entry.name))) is not None
-    ):
+    elif not as_document and (rows := blobrender.cached_rows(entry.sha, shown_as, later=later)) is not None:
         # A warm page reads neither the blob nor Pygments: the rows are cached by blob id.
         context.update(rows=rows.html, lines=rows.lines)
     else:
@@ -214,9 +216,15 @@ def blob(request, owner: str, name: str, spec: str):
             )
         else:
             text = data.decode("utf-8", "replace")
-            rows = blobrender.file_rows(repo.pk, entry.sha, display(entry.name), text)
+            rows = blobrender.file_rows(entry.sha, shown_as, text, later=later)
             context.update(rows=rows.html, lines=rows.lines)
     return render(request, "repos/blob.html", context)
+
+
+def _highlight_later(repo, blob: str, path: str) -> Callable[[], None]:
+    """What a file page cut at its highlighting budget asks for: the whole blob highlighted by a
+    worker into the cache (render.blobrender.highlight_fully, through repos.tasks)."""
+    return lambda: enqueue.after_commit("repos.tasks.highlight_blob", repo.pk, blob, path)
 
 
 def raw(request, owner: str, name: str, spec: str):
@@ -262,11 +270,12 @@ def url_rev(rev: str) -> str:
     """A revision named in a URL: branches, tags, workspace refs and ids (resolve_commit asks
     the viewer's View about the ref). Full names of other refs (archived or taken-down work,
     imported namespaces) are not browsable by name."""
-    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/", "refs/users/")):
+    if rev.startswith("refs/") and not rev.startswith(("refs/heads/", "refs/tags/", refspace.WORKSPACES)):
         raise Http404(NOT_FOUND)
     return rev
 
 
+@ratelimits.limit("archive")
 def archive_view(request, owner: str, name: str, spec: str):
     repo = repo_or_404(request, owner, name)
     suffix = next((s for s in archive.FORMATS if spec.endswith(s)), None)
@@ -276,6 +285,6 @@ def archive_view(request, owner: str, name: str, spec: str):
     sha = browse.resolve_commit(repo.disk_path, url_rev(ref), view_for(repo, request.user))
     if sha is None:
         raise Http404(NOT_FOUND)
-    is_id = SHA_IN_URL.match(ref) and sha.startswith(ref.lower())
+    is_id = (prefix := object_format(repo.disk_path).parse_prefix(ref)) is not None and sha.startswith(prefix)
     label = sha[:12] if is_id else ref
     return archive.archive_response(repo.disk_path, sha, archive.archive_basename(repo.name, label), suffix)

@@ -24,6 +24,13 @@ def text_response(status: int, message: str) -> HttpResponse:
     return response
 
 
+def error_response(exc: gitprotocol.GitHTTPError) -> HttpResponse:
+    response = text_response(exc.status, exc.message)
+    if exc.retry_after is not None:
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 def git_client(request, protocol: str | None) -> GitClient:
     """The request's client, as git access backends (repos.gitaccess) see it."""
     return GitClient(
@@ -47,7 +54,7 @@ def info_refs(request, owner: str, name: str):
     except RepositoryMoved as moved:
         return redirect_response(request, owner, name, moved.repo)
     except gitprotocol.GitHTTPError as exc:
-        return text_response(exc.status, exc.message)
+        return error_response(exc)
 
 
 @csrf_exempt  # authenticated by token only, never by cookie: no cross-site request can push
@@ -77,7 +84,7 @@ def service_rpc(request, owner: str, name: str, service: str):
     except RepositoryMoved as moved:
         return redirect_response(request, owner, name, moved.repo)
     except gitprotocol.GitHTTPError as exc:
-        return text_response(exc.status, exc.message)
+        return error_response(exc)
 
 
 def dumb_http(request, owner: str, name: str, rest: str):

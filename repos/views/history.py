@@ -9,8 +9,8 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from repos import browse, compare, history
-from repos.gittools import rev_parse
+from gitcore.gittools import rev_parse
+from repos import browse, compare, history, ratelimits
 from repos.views import navigation, repo_or_404
 from repos.views.browse import NOT_FOUND, locate, page_context, repo_base, url_for, url_rev
 from repos.views.diffs import rendered_diff_context
@@ -80,6 +80,7 @@ def commit(request, owner: str, name: str, sha: str):
     )
 
 
+@ratelimits.limit("compare")
 def compare_view(request, owner: str, name: str, spec: str):
     """`base...head`, or just `head` (against the default branch). Both sides are resolved as
     the viewer may see them: a hidden base would still show as the bound of a comparison."""

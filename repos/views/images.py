@@ -1,4 +1,5 @@
-"""The image proxy's one route (repos.imageproxy): a signed external image, or a short refusal."""
+"""The image proxy's one route: a signed external image (render.imageproxy verifies the URL,
+repos.imagefetch fetches it), or a short refusal."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.http import require_safe
 
-from repos import imageproxy
+from render import imageproxy
+from repos import imagefetch
 
 # Whatever the bytes are, our origin never runs them: no script, no plugin, an opaque origin.
 IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
@@ -34,8 +36,8 @@ def image_proxy(request, signature: str, encoded: str):
     if url is None:
         return _refusal(404, "No such image.")
     try:
-        image = imageproxy.cached_fetch(url)
-    except imageproxy.Refused as exc:
+        image = imagefetch.cached_fetch(url)
+    except imagefetch.Refused as exc:
         return _refusal(exc.status, exc.message)
     response = HttpResponse(image.body, content_type=image.content_type)
     return _headers(response, settings.IMAGE_PROXY_CACHE_SECONDS)

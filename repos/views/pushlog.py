@@ -7,6 +7,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
+from gitcore.oids import object_format
 from repos import pushlog, pushlog_query
 from repos.views import repo_or_404
 from repos.visibility import view_for
@@ -17,7 +18,11 @@ FEED_ITEMS = 50
 def json_pushes(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     try:
-        body = pushlog.render(repo, pushlog_query.parse_query(request.GET), view_for(repo, request.user))
+        body = pushlog.render(
+            repo,
+            pushlog_query.parse_query(request.GET, object_format(repo.disk_path)),
+            view_for(repo, request.user),
+        )
     except pushlog_query.PushlogQueryError as exc:
         return JsonResponse({"error": {"code": "invalid", "message": str(exc)}}, status=400)
     response = JsonResponse(body)

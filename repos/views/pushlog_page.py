@@ -11,8 +11,9 @@ from urllib.parse import urlencode
 from django.shortcuts import render
 from django.urls import reverse
 
+from gitcore.gittools import is_zero
+from gitcore.oids import object_format
 from repos import history, pushlog, pushlog_query
-from repos.gittools import is_zero
 from repos.models import Push
 from repos.views import repo_or_404
 from repos.visibility import view_for
@@ -98,7 +99,7 @@ def pushlog_page(request, owner: str, name: str):
     }
     shown = pushlog.PushFilter(repo, view_for(repo, request.user))
     try:
-        query = pushlog_query.parse_query(filters)
+        query = pushlog_query.parse_query(filters, object_format(repo.disk_path))
         qs = pushlog.filter_pushes(repo, dataclasses.replace(query, start_id=None, end_id=None), shown)
         pushes, newer, older = _page(qs.prefetch_related("ref_updates", "commits"), query)
     except pushlog_query.PushlogQueryError as exc:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
 
-from repos import browse, grep
+from repos import browse, grep, ratelimits
 from repos.views import repo_or_404
 from repos.views.browse import NOT_FOUND, display, url_for, url_rev
 from repos.visibility import view_for
@@ -28,6 +28,7 @@ def _page_number(request) -> int:
     return int(raw)
 
 
+@ratelimits.limit("search")
 def search(request, owner: str, name: str):
     repo = repo_or_404(request, owner, name)
     page = _page_number(request)

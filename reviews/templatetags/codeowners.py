@@ -12,8 +12,8 @@ import logging
 
 from django import template
 
-from repos import catfile
-from repos.git import GitError
+from gitcore import catfile
+from gitcore.git import GitError
 from reviews import codeowners
 
 register = template.Library()

@@ -17,8 +17,8 @@ from typing import Any
 
 from django.core.cache import cache
 
-from repos import diffs
-from repos.git import run_git
+from gitcore.git import run_git
+from render import diffs
 
 _FOUND = re.compile(r"([0-9a-f]{40}|[0-9a-f]{64}) (blob|tree|commit|tag) (\d+)")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -2,7 +2,7 @@
 the outdated ones beside it.
 
 A thread is rendered once (reviews.threads.render, escaped as autoescape would; comment bodies
-as the sanitized Markdown of reviews.views._markdown) and placed on the shown revision: below the
+as the sanitized Markdown of reviews.markdown) and placed on the shown revision: below the
 diff line its last line maps to, below its file when that line is outside the diff's hunks,
 in the list of threads on files this diff does not show, or in the outdated list with the
 lines it was written on. Carrying runs no git on a page shown again (reviews.threads.carry);
@@ -19,8 +19,9 @@ from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from repos import diffs
+from render import diffs
 from reviews import selectors
+from reviews.markdown import proposal_markdown
 from reviews.models import Proposal, ProposalRevision, Side, Thread
 from reviews.threads import carry
 from reviews.threads.markup import suggestion_text
@@ -106,8 +107,6 @@ def _markdown_all(repo, proposal: Proposal, comments: list) -> None:
     comments under one key, so a page shown again reads one entry; after a new comment, each
     comment's own entry (written for the few rendered at a time: every entry costs a write)
     spares rendering the others again."""
-    from reviews.views import _markdown  # the page's own renderer: one sanitizer for all comments
-
     # Relative links lead into this repository's target branch: the HTML depends on both.
     where = f"{repo.owner.username}/{repo.name}\0{proposal.target_branch}"
 
@@ -126,7 +125,7 @@ def _markdown_all(repo, proposal: Proposal, comments: list) -> None:
     for c, k in zip(comments, keys, strict=True):
         html = each.get(k)
         if html is None:
-            html = learned[k] = str(_markdown(repo, proposal, c.body))
+            html = learned[k] = str(proposal_markdown(repo, proposal, c.body))
         c.html = mark_safe(html)  # noqa: S308 - nh3's output, cached as it was made
     if len(learned) <= EACH_MARKDOWN_WRITES:
         cache.set_many(learned, MARKDOWN_SECONDS)

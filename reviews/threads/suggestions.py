@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from gitcore.gittools import ref_map
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.gittools import ref_map
 from reviews import selectors
 from reviews.models import Comment, Proposal, Side
 from reviews.threads import carry

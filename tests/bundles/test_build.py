@@ -264,7 +264,7 @@ def test_zstd_flavor_holds_a_pack_without_zlib_even_with_a_bitmap(tmp_path, git_
     import zstandard
 
     from bundles.packing import BundleSpec, write_bundle
-    from repos.git import run_git
+    from gitcore.git import run_git
 
     src = tmp_path / "src.git"
     run_git(["init", "--quiet", "--bare", str(src)])

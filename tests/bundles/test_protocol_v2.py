@@ -19,8 +19,8 @@ from bundles import access as gitconfig
 from bundles import services
 from bundles.models import Bundle, BundleState, Flavor, Kind
 from bundles.storage import FileStorage
+from gitcore.git import git_version
 from repos import gitaccess
-from repos.git import git_version
 from repos.gitaccess import GitClient, GitRequest
 from repos.models import DailyTransfer
 from tests.bundles.conftest import add_commits, refs_of
@@ -217,13 +217,13 @@ def test_missing_object_and_storage_down_as_in_the_list(
     )
     (bundle_store / inc.storage_key).unlink()
     with (
-        mock.patch("bundles.tasks.build_bundles.delay") as delay,
+        mock.patch("bundles.tasks.build_bundles.apply_async") as enqueued,
         django_capture_on_commit_callbacks(execute=True),
     ):
         uris = [v for k, v in config(built) if k.endswith(".uri")]
     assert len(uris) == 1 and "/bundles/public/" in uris[0]  # the base alone, the incremental dropped
     assert Bundle.objects.get(pk=inc.pk).state == BundleState.DELETED
-    delay.assert_called_once_with(built.pk)
+    enqueued.assert_called_once_with((built.pk,))
 
 
 @pytest.mark.django_db
@@ -233,7 +233,7 @@ def test_upload_pack_advertises_the_capability_where_git_has_it(built):
         f"/{built.full_name}.git/info/refs?service=git-upload-pack", HTTP_GIT_PROTOCOL="version=2"
     )
     try:
-        # Served from the cached probe (repos.advertisement), or streamed by git.
+        # Served from the cached probe (gitcore.advertisement), or streamed by git.
         body = b"".join(response.streaming_content) if response.streaming else response.content
     finally:
         response.close()

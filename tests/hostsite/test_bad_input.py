@@ -10,16 +10,18 @@ import time
 
 import pytest
 from django.db import connection
-from django.test import Client
+from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from repos import pktline, services
-from repos.errors import InvalidGitArgument
-from repos.git import run_git
-from repos.hooks import policy as default_policy
+from gitcore import pktline
+from gitcore.git import InvalidGitArgument, run_git
+from repos import services
+from repos.api.errors import exception_handler
+from repos.errors import InvalidInput
+from repos.hooks import pushpolicy, refnames, refspace
+from repos.middleware import RejectBadInputMiddleware
 from repos.templatetags.names import visible, visible_text
 from tests.factories import UserFactory
-from workspaces.access import policy as workspace_policy
 
 ZERO = "0" * 40
 
@@ -59,6 +61,22 @@ def test_git_runner_refuses_nul_with_a_typed_error():
         run_git(["rev-parse", "main\0"])
     with pytest.raises(InvalidGitArgument):
         run_git(["version"], env={"GIT_PROTOCOL": "version=2\0"})
+
+
+def test_the_runners_refusal_answers_400_on_pages_and_in_the_api():
+    """The runner's error is invalid input, as every service's is (it sits below repos, its
+    base in hostsite.errors): a view that lets a NUL through to git answers 400, never 500,
+    and a form that catches InvalidInput shows it."""
+    with pytest.raises(InvalidGitArgument) as caught:
+        run_git(["rev-parse", "main\0"])
+    assert isinstance(caught.value, InvalidInput)
+    middleware = RejectBadInputMiddleware(lambda request: None)
+    page = middleware.process_exception(RequestFactory().get("/alice/demo/tree/x"), caught.value)
+    assert page.status_code == 400 and b"NUL" in page.content
+    api = middleware.process_exception(RequestFactory().get("/api/v1/repos/alice/demo"), caught.value)
+    assert api.status_code == 400 and json.loads(api.content)["error"]["code"] == "invalid"
+    drf = exception_handler(caught.value, {})
+    assert drf.status_code == 400 and drf.data["error"]["code"] == "invalid"
 
 
 @pytest.mark.django_db
@@ -147,27 +165,28 @@ INVISIBLE_REFS = [
 
 
 @pytest.mark.parametrize("ref", INVISIBLE_REFS)
-def test_both_policies_refuse_invisible_characters(ref):
-    update = workspace_policy.Update("a" * 40, "b" * 40, ref)
-    for module in (workspace_policy, default_policy):
-        reasons = module.decide_all(
+def test_the_policy_refuses_invisible_characters(ref):
+    def decide(update):
+        return pushpolicy.decide_all(
             role="admin",
             pusher="alice",
             updates=[update],
-            rules=workspace_policy.Rules(),
+            rules=pushpolicy.Rules(),
             is_ancestor=lambda a, b: True,
             workspace_ref_count=lambda u: 0,
         )
-        assert len(reasons) == 1 and "invisible" in reasons[0], (module, reasons)
-        assert not any(ord(c) in module.INVISIBLE for c in reasons[0])  # the message shows escapes
-    # Deleting one stays possible: that is how such a ref goes away.
-    delete = workspace_policy.Update("a" * 40, ZERO, ref)
-    assert default_policy.decide_all(role="admin", pusher="alice", updates=[delete]) == []
+
+    reasons = decide(pushpolicy.Update("a" * 40, "b" * 40, ref))
+    assert len(reasons) == 1 and "invisible" in reasons[0], reasons
+    assert not any(ord(c) in pushpolicy.INVISIBLE for c in reasons[0])  # the message shows escapes
+    # Deleting one stays possible: that is how such a ref goes away (refs/for/ only receives).
+    deleted = decide(pushpolicy.Update("a" * 40, ZERO, ref))
+    assert deleted == [] or (ref.startswith(refspace.FOR) and "only receives work" in deleted[0])
 
 
-def test_the_two_policies_share_one_table():
-    assert workspace_policy.INVISIBLE is default_policy.INVISIBLE
-    assert 0x202E in default_policy.INVISIBLE and ord("a") not in default_policy.INVISIBLE
+def test_the_policy_and_the_pages_share_one_table():
+    assert pushpolicy.INVISIBLE is refnames.INVISIBLE
+    assert 0x202E in pushpolicy.INVISIBLE and ord("a") not in pushpolicy.INVISIBLE
 
 
 def test_names_are_shown_escaped_not_hidden():
@@ -206,18 +225,18 @@ def test_a_push_of_a_bidi_ref_is_refused_and_existing_names_show_escaped(world):
 
 
 def test_want_lines_are_validated():
-    good = "ab" * 20
-    body = pktline.encode(f"want {good.upper()} ofs-delta\n") + pktline.FLUSH + pktline.encode("done\n")
     import io
 
-    pktline.validate_upload_request(io.BytesIO(body), protocol_v2=False)
-    assert pktline.upload_wants(io.BytesIO(body)) == [good.upper()]
-    for oid in ("zzzz", "a" * 39, "g" * 40, "a" * 41, "a" * 64 + "x"):
+    from gitcore import fetchrequest
+    from gitcore.oids import SHA1
+
+    good = "ab" * 20
+    body = pktline.encode(f"want {good.upper()} ofs-delta\n") + pktline.FLUSH + pktline.encode("done\n")
+    assert fetchrequest.read(io.BytesIO(body), SHA1, v2=False).values("want") == [good]
+    for oid in ("zzzz", "a" * 39, "g" * 40, "a" * 41, "a" * 64, "a" * 64 + "x"):
         body = pktline.encode(f"want {oid}\n") + pktline.FLUSH + pktline.encode("done\n")
-        with pytest.raises(pktline.InvalidWant):
-            pktline.validate_upload_request(io.BytesIO(body), protocol_v2=False)
-        with pytest.raises(pktline.InvalidWant):
-            pktline.upload_wants(io.BytesIO(body))
+        with pytest.raises(fetchrequest.BadLine):
+            fetchrequest.read(io.BytesIO(body), SHA1, v2=False)
 
 
 @pytest.mark.live

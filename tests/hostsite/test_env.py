@@ -31,6 +31,66 @@ def test_env_int_rejects_bad_ports(monkeypatch, raw):
         env.env_int("PORT", 8000, minimum=1, maximum=65535)
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("abc", "PORT must be an integer, got 'abc'"),
+        ("80.5", "PORT must be an integer, got '80.5'"),
+        ("70000", "PORT must be between 1 and 65535, got 70000"),
+    ],
+)
+def test_env_int_messages_are_the_documented_ones(monkeypatch, raw, message):
+    monkeypatch.setenv("PORT", raw)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        env.env_int("PORT", 8000, minimum=1, maximum=65535)
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [
+        ({"minimum": 1}, "WORKERS must be at least 1, got 0"),
+        ({"maximum": -1}, "WORKERS must be at most -1, got 0"),
+        ({"minimum": 1, "maximum": 9}, "WORKERS must be between 1 and 9, got 0"),
+    ],
+)
+def test_env_int_names_only_the_bounds_it_has(monkeypatch, bounds, message):
+    monkeypatch.setenv("WORKERS", "0")
+    with pytest.raises(ImproperlyConfigured) as refused:
+        env.env_int("WORKERS", 2, **bounds)
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("raw", ["2", "maybe", "ture", "y"])
+def test_env_bool_message_lists_the_spellings(monkeypatch, raw):
+    monkeypatch.setenv("FLAG", raw)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        env.env_bool("FLAG")
+    assert str(refused.value) == f"FLAG must be a boolean (1/0, true/false, yes/no, on/off), got {raw!r}"
+
+
+@pytest.mark.parametrize(("raw", "default"), [(None, 8000), ("", 8000), ("  ", 8000)])
+def test_env_int_default_when_unset_or_empty(monkeypatch, raw, default):
+    monkeypatch.delenv("PORT", raising=False)
+    if raw is not None:
+        monkeypatch.setenv("PORT", raw)
+    assert env.env_int("PORT", default, minimum=1, maximum=65535) == default
+
+
+def test_env_networks_parses_addresses_and_networks(monkeypatch):
+    monkeypatch.setenv("NETS", "10.0.0.0/8, 192.0.2.7 ,::1")
+    assert [str(n) for n in env.env_networks("NETS")] == ["10.0.0.0/8", "192.0.2.7/32", "::1/128"]
+
+
+@pytest.mark.parametrize("raw", ["10.0.0.0/33", "example.org", "10.0.0.0/8,300.1.1.1"])
+def test_env_networks_rejects_naming_the_variable_and_the_item(monkeypatch, raw):
+    monkeypatch.setenv("NETS", raw)
+    with pytest.raises(
+        ImproperlyConfigured, match=r"^NETS: '.+' is not an address or a network in CIDR notation$"
+    ):
+        env.env_networks("NETS")
+
+
 def test_env_int_parses(monkeypatch):
     monkeypatch.setenv("PORT", " 8080 ")
     assert env.env_int("PORT", 8000, minimum=1, maximum=65535) == 8080
@@ -147,3 +207,25 @@ def test_site_url_keeps_a_path_and_ends_in_one_slash():
 def test_site_url_rejects(value):
     with pytest.raises(ImproperlyConfigured, match="SITE_URL"):
         env.site_url(value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("10/m", (10, 60)),
+        ("30/5m", (30, 300)),
+        ("5000/h", (5000, 3600)),
+        ("2/d", (2, 86400)),
+        (" OFF ", None),
+    ],
+)
+def test_env_rate_parses(monkeypatch, raw, expected):
+    monkeypatch.setenv("RATELIMIT_X", raw)
+    assert env.env_rate("RATELIMIT_X", "1/s") == expected
+
+
+@pytest.mark.parametrize("raw", ["10", "ten/m", "10/w", "0/m", "10/0m", "10/8d", "-1/m", "10/m/s"])
+def test_env_rate_rejects_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("RATELIMIT_X", raw)
+    with pytest.raises(ImproperlyConfigured, match="RATELIMIT_X"):
+        env.env_rate("RATELIMIT_X", "1/s")

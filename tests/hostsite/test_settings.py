@@ -97,6 +97,8 @@ def test_debug_without_secret_key_starts(tmp_path):
         ),
         ({"SECRET_KEY": "k", "PORT": "http"}, "PORT"),
         ({"SECRET_KEY": "k", "DEBUG": "perhaps"}, "DEBUG"),
+        ({"SECRET_KEY": "k", "RATELIMIT_SEARCH": "lots"}, "RATELIMIT_SEARCH"),
+        ({"SECRET_KEY": "k", "TRUSTED_PROXIES": "the-proxy"}, "TRUSTED_PROXIES"),
     ],
 )
 def test_bad_production_configuration_refuses_to_start(tmp_path, overrides, named):
@@ -119,3 +121,50 @@ def test_manage_check_refuses_without_secret_key(tmp_path):
     )
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+RATE_PROBE = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps({'cache': s.CACHES[s.RATELIMIT_USE_CACHE], 'rates': s.RATE_LIMITS, "
+    "'proxies': [str(n) for n in s.TRUSTED_PROXIES]}))"
+)
+
+
+@pytest.mark.parametrize(
+    ("cache_url", "backend"),
+    [("", "diskcache.DjangoCache"), ("redis://cache:6379/1", "django.core.cache.backends.redis.RedisCache")],
+)
+def test_rate_limits_and_their_cache(tmp_path, cache_url, backend):
+    env = {k: v for k, v in os.environ.items() if k not in SETTING_VARS and not k.startswith("RATELIMIT_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="hostsite.settings",
+        VAR_DIR=str(tmp_path / "var"),
+        SECRET_KEY="k" * 50,
+        CACHE_URL=cache_url,
+        RATELIMIT_BLAME="5/30s",
+        RATELIMIT_ARCHIVE="off",
+        TRUSTED_PROXIES="127.0.0.1, 10.0.0.0/8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", RATE_PROBE], env=env, cwd=BASE_DIR, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["cache"]["BACKEND"] == backend
+    if not cache_url:
+        assert values["cache"]["LOCATION"] == str(tmp_path / "var" / "ratelimit")
+    assert values["rates"]["blame"] == [5, 30]
+    assert values["rates"]["archive"] is None
+    assert values["rates"]["signin-account"] == [10, 900]  # the documented default
+    assert values["proxies"] == ["127.0.0.1/32", "10.0.0.0/8"]
+
+
+def test_redis_broker_keys_take_the_configured_prefix(monkeypatch, tmp_path):
+    from hostsite.celery_config import broker_transport
+
+    monkeypatch.delenv("CELERY_KEY_PREFIX", raising=False)
+    _transport, options, _ssl = broker_transport("redis://cache:6379/0", tmp_path, 300)
+    assert "global_keyprefix" not in options
+    monkeypatch.setenv("CELERY_KEY_PREFIX", "hostsite-a:")
+    _transport, options, _ssl = broker_transport("redis://cache:6379/0", tmp_path, 300)
+    assert options["global_keyprefix"] == "hostsite-a:"

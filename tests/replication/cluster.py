@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hostsite import processes
-from replication.queues import replica_queue
+from hostsite.queues import replica_queue
 from tests import live
 
 
@@ -48,6 +48,11 @@ class Node:
         return Path(self.env["REPO_ROOT"])
 
     @property
+    def hostname(self) -> str:
+        # A name of its own: remote control must tell the three workers apart.
+        return f"{self.name}@cluster"
+
+    @property
     def queue(self) -> str:
         return replica_queue(self.name) if self.role == "replica" else self.env["CELERY_QUEUE"]
 
@@ -59,7 +64,7 @@ class Node:
         # Each start logs to a new file: "ready." must be this start's.
         logs = self.logs / f"worker-{time.monotonic_ns()}"
         logs.mkdir()
-        self.worker = live.start_worker(self.env, logs, queue=self.queue)
+        self.worker = live.start_worker(self.env, logs, queue=self.queue, hostname=self.hostname)
 
     def stop_web(self) -> None:
         if self.web is not None:
@@ -191,6 +196,35 @@ class Cluster:
                 raise AssertionError(f"nodes not registered in {timeout} s: {names}")
             time.sleep(0.05)
         time.sleep(LIVE_CACHE_SECONDS + 0.1)
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until no node's worker runs or holds a task and their queues are empty: a test's
+        last pushes leave syncs and indexing behind, which must not write into the rows of the
+        next test (or race its database's flush). Tasks waiting for an ETA are revoked."""
+        from hostsite.celery import app
+
+        names = [node.hostname for node in self.nodes if node.worker is not None]
+        if not names:
+            return
+        inspect = app.control.inspect(destination=names, timeout=10.0)
+        deadline = time.monotonic() + timeout
+        while True:
+            active, reserved, scheduled = inspect.active(), inspect.reserved(), inspect.scheduled()
+            answered = all(
+                replies is not None and set(names) <= set(replies)
+                for replies in (active, reserved, scheduled)
+            )
+            if answered and scheduled:
+                waiting = [task["request"]["id"] for tasks in scheduled.values() for task in tasks]
+                if waiting:
+                    app.control.revoke(waiting, destination=names)
+            idle = answered and not any(active.values()) and not any(reserved.values())  # type: ignore[union-attr]
+            # Asked after the workers: a task that ended while they answered queued its follow-up by now.
+            if idle and not any(live.queue_length(node.queue) for node in self.nodes):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the cluster's workers were still busy after {timeout} s: {active}")
+            time.sleep(0.1)
 
     def wait_replicated(self, repo, *, nodes: list[Node] | None = None, timeout: float = 30.0) -> int:
         """Wait until every replica (or `nodes`) holds the repository's current generation; return it."""

@@ -4,8 +4,8 @@ import uuid
 
 import pytest
 
+from hostsite.queues import replica_queue
 from replication import nodes
-from replication.queues import replica_queue
 from tests import live
 from tests.replication.support import Replica
 

@@ -7,9 +7,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 
+from gitcore import pktline
 from replication.models import ChangeConfirmation, ReplicaState
 from replication.models import Node as NodeRow
 from repos import services
@@ -27,6 +29,7 @@ from tests.replication.cluster import (
 )
 from tests.repos.livepush import Account, client_env
 from tests.support.wait import wait_until
+from tests.workspaces.rawgit import normalized
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -45,9 +48,10 @@ def running(live_env, tmp_path_factory, django_db_blocker):
 
 
 @pytest.fixture
-def cluster(running: Cluster) -> Cluster:
+def cluster(running: Cluster) -> Iterator[Cluster]:
     running.wait_live()
-    return running
+    yield running
+    running.settle()
 
 
 @pytest.fixture
@@ -179,6 +183,9 @@ def test_take_down_and_purge_reach_both_replicas(cluster: Cluster, project):
         timeout=30,
         what="the take-down confirmed by both replicas",
     )
+    main = git("rev-parse", "main", cwd=path, env=env).stdout.strip()
+    for node in cluster.replicas:
+        _fetches_tell_nothing_of(node, repo, main, hidden=(secret, blob))
 
     moderation.do_purge_workspace(repo=repo, user=mallory.user, acting_user=staff, reason="leak")
     cluster.wait_replicated(repo)
@@ -194,6 +201,47 @@ def test_take_down_and_purge_reach_both_replicas(cluster: Cluster, project):
     for node in cluster.replicas:
         assert not node.has_object(repo, blob), f"{node.name} still holds the purged blob"
         assert not any("mallory" in ref for ref in node.refs(repo))
+
+
+def _upload_pack(node, repo, *lines: str) -> tuple[int, list[bytes], str]:
+    """A protocol v2 request written by hand to the replica itself (it holds the current
+    generation): status, the answer's lines, and which node answered."""
+    body = (
+        pktline.encode(lines[0])
+        + pktline.DELIM
+        + b"".join(pktline.encode(x) for x in lines[1:])
+        + pktline.FLUSH
+    )
+    request = urllib.request.Request(
+        f"{node.url}/{repo.full_name}.git/git-upload-pack",
+        data=body,
+        headers={"Content-Type": "application/x-git-upload-pack-request", "Git-Protocol": "version=2"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, normalized(response.read()), response.headers["X-Hostsite-Node"]
+    except urllib.error.HTTPError as exc:
+        return exc.code, normalized(exc.read()), exc.headers["X-Hostsite-Node"]
+
+
+def _fetches_tell_nothing_of(node, repo, main: str, *, hidden: tuple[str, ...]) -> None:
+    """On a replica, as on the primary: padded ids are refused, and a taken-down id gets the
+    answer an unknown one gets as a want, a have and in object-info."""
+    unknown = "d1e5" * 10
+    status, answer, served = _upload_pack(
+        node, repo, "command=fetch\n", f"want {hidden[0]}{'0' * 24}\n", "done\n"
+    )
+    assert (status, served) == (400, node.name) and b"object id" in b"".join(answer), answer
+    for oid in hidden:
+        for lines in (
+            ("command=fetch\n", "want {}\n", "done\n"),
+            ("command=fetch\n", f"want {main}\n", "have {}\n"),
+            ("command=object-info\n", "size\n", "oid {}\n"),
+        ):
+            got = _upload_pack(node, repo, *(line.format(oid) for line in lines))
+            expected = _upload_pack(node, repo, *(line.format(unknown) for line in lines))
+            swapped = [part.replace(unknown.encode(), oid.encode()) for part in expected[1]]
+            assert got == (expected[0], swapped, node.name), (node.name, lines, got, expected)
 
 
 def test_200_pushes_across_20_repositories_converge(cluster: Cluster, tmp_path):

@@ -9,9 +9,9 @@ import pytest
 from django.core import signing
 from django.test import Client
 
+from gitcore.git import run_git
 from replication import internal
 from repos import services
-from repos.git import run_git
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -17,8 +17,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from hostsite.celery import app
+from hostsite.queues import replica_queue
 from replication.models import ChangeConfirmation, Node, NodeRole, ReplicaState
-from replication.queues import replica_queue
 from repos.models import ChangeKind, Repository, RepositoryChange
 from tests.factories import UserFactory
 

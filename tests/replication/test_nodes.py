@@ -7,7 +7,7 @@ import time
 import pytest
 from django.utils import timezone
 
-from replication import nodes
+from replication import heartbeat, nodes
 from replication.models import Node, ReplicaState
 from repos import services
 from tests.factories import UserFactory
@@ -61,7 +61,7 @@ def test_a_replaced_disk_forgets_the_states_but_keeps_confirmations(settings, tm
 def test_the_heartbeat_registers_then_beats(settings, tmp_path):
     settings.HOSTSITE_NODE = "p-one"
     settings.REPO_ROOT = tmp_path / "root"
-    beat = nodes.Heartbeat(interval=0.2)
+    beat = heartbeat.Heartbeat(interval=0.2)
     beat.start()
     try:
         deadline = time.monotonic() + 10

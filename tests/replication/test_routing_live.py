@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from repos.models import Push, Repository
 from tests.gitutil import git
 from tests.replication.routing_nodes import MAX_LAG, Browser, age_changes, running_nodes, sync
 from tests.repos.livepush import Account
+from tests.repos.rawhttp import BROKEN, LogTail, chunk, send
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -343,3 +345,34 @@ def test_a_copy_made_by_the_replication_engine_is_served(routing_nodes, git_home
     assert status == 200 and headers["X-Hostsite-Node"] == "r1"
     _, nodes = _clone(git_home, f"{routing_nodes.replica_url}/{repo.full_name}.git", tmp_path / "clone")
     assert nodes == {"r1"}
+
+
+def test_a_malformed_chunked_body_is_refused_by_the_replica_and_the_primary_stays_up(
+    routing_nodes, project, git_home
+):
+    """A fetch the replica forwards whose chunked body breaks: the replica answers 400 itself,
+    does not take the primary for down, and neither node logs a traceback."""
+    repo, work = project["repo"], project["work"]
+    second = _commit(git_home, work, "second")
+    git(
+        git_home, "push", "--quiet", _url(routing_nodes.primary_url, project["owner"], repo), "main", cwd=work
+    )
+    age_changes(repo, MAX_LAG * 2)  # the replica's copy is behind: fetches go to the primary
+    primary_log, replica_log = LogTail(routing_nodes.primary), LogTail(routing_nodes.replica)
+    request = _pkt(f"want {second} ofs-delta\n") + b"0000" + _pkt("done\n")
+    path = f"/{repo.full_name}.git/git-upload-pack"
+    headers = {"Content-Type": "application/x-git-upload-pack-request"}
+    status, text = send(routing_nodes.replica_url, path, headers, chunk(request[:20]) + BROKEN["size zz"])
+    assert status == 400 and text == b"malformed request body: Invalid chunk size: b'zz'\n", (status, text)
+    # A body shorter than its Content-Length: refused at once, not left for the primary to
+    # wait on until it times out.
+    started = time.monotonic()
+    short = {**headers, "Content-Length": str(len(request) + 100)}
+    status, text = send(routing_nodes.replica_url, path, short, request)
+    assert status == 400 and b"before Content-Length bytes came" in text, (status, text)
+    assert time.monotonic() - started < 10
+    # Still forwarded: the primary answers the same fetch, well framed.
+    status, text = send(routing_nodes.replica_url, path, headers, chunk(request) + b"0\r\n\r\n")
+    assert status == 200 and text.startswith(b"0008NAK\n") and b"PACK" in text
+    assert primary_log.clean(), primary_log.text()
+    assert replica_log.clean(), replica_log.text()

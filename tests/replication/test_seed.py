@@ -9,10 +9,10 @@ import pytest
 
 from bundles import services as bundle_services
 from bundles.models import Bundle, BundleState
+from gitcore.git import GitError
 from replication import nodes
 from replication.models import Node, ReplicaState
 from replication.sync import FETCHED, SEED_PREFIX
-from repos.git import GitError
 from tests.bundles.test_s3 import BUCKET, moto_endpoint, s3  # noqa: F401 - fixtures
 from tests.replication.support import fsck, refs
 

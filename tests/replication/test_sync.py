@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from gitcore.git import GitError, run_git
 from replication.models import ReplicaState
 from replication.sync import CURRENT, FETCHED
 from repos import changelog
-from repos.git import GitError, run_git
 from tests.replication.support import fsck, record, refs
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
+from gitcore.git import run_git
 from replication.sync import CURRENT, FETCHED
 from repos import objectcheck
-from repos.git import run_git
 from tests.objectclasses import CASES, build
 from tests.replication.support import record
 

@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
+from hostsite.queues import replica_queue
 from replication.models import Node, ReplicaState
-from replication.queues import replica_queue
 from tests import live
 from tests.pushers import World
 from tests.replication.support import refs

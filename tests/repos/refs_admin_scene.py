@@ -3,8 +3,8 @@ or a GitHub mirror leaves them, for the ref removal tests (tests/repos/test_refs
 
 from __future__ import annotations
 
+from gitcore.git import run_git
 from repos import services
-from repos.git import run_git
 from repos.models import Push, Role
 from tests.factories import RepositoryFactory, UserFactory
 from workspaces.models import ProtectedBranch

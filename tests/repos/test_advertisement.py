@@ -1,12 +1,13 @@
-"""repos.advertisement writes the push advertisement itself for pushers shown a few namespaces:
+"""gitcore.advertisement writes the push advertisement itself for pushers shown a few namespaces:
 it must be byte for byte what git receive-pack writes with the same configuration."""
 
 from __future__ import annotations
 
 import pytest
 
-from repos import advertisement, services
-from repos.git import run_git
+from gitcore import advertisement
+from gitcore.git import run_git
+from repos import services
 from repos.smarthttp import _service_argv, _with_limits
 from tests.factories import UserFactory
 from tests.gitutil import make_history

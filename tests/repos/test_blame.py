@@ -12,8 +12,8 @@ import subprocess
 import pytest
 from django.test import Client
 
+from render.gitquote import unquote_path
 from repos.blame import Attribution
-from repos.gittools import unquote_path
 from tests.repos.histories import Work
 
 pytestmark = pytest.mark.django_db
@@ -176,7 +176,7 @@ def test_a_blame_that_runs_out_of_time_says_so_and_shows_what_it_has(tmp_path, g
 
 def git_children() -> dict[int, bytes]:
     """This process's git children, running or not yet reaped, but for the long-lived
-    `cat-file` readers the pages keep per repository (repos.catfile): pid -> command line."""
+    `cat-file` readers the pages keep per repository (gitcore.catfile): pid -> command line."""
     found = {}
     for stat in glob.glob("/proc/[0-9]*/stat"):
         with contextlib.suppress(OSError), open(stat) as fh:

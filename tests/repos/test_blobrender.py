@@ -1,4 +1,4 @@
-"""The file view's rows (repos.blobrender) through the real page: one row per line, escaped,
+"""The file view's rows (render.blobrender) through the real page: one row per line, escaped,
 exact for odd files (no final newline, CRLF, not UTF-8, empty), cached by blob id, and
 highlighted lazily past the page's budget."""
 
@@ -11,7 +11,8 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from repos import blobrender, browse, tasks
+from render import blobrender
+from repos import browse, enqueue, tasks
 from tests.repos.histories import Work
 
 pytestmark = pytest.mark.django_db
@@ -26,6 +27,10 @@ ROW = re.compile(
     r'<tr id="L(\d+)"><td class="num"><a href="#L(\d+)">(\d+)</a></td><td class="code">(.*?)</td></tr>'
 )
 OUR_TAG = re.compile(r'<span class="[a-z0-9]+">|</span>')
+
+
+def nothing() -> None:
+    """A `later` for calls made outside the page, whose task the test runs itself."""
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +137,7 @@ def test_a_big_file_is_highlighted_within_the_budget_then_wholly_by_the_task(wor
     repo = work.publish()
     blob = work.git("rev-parse", "main:big.py")
     enqueued = []
-    monkeypatch.setattr(blobrender.enqueue, "after_commit", lambda name, *args: enqueued.append((name, args)))
+    monkeypatch.setattr(enqueue, "after_commit", lambda name, *args: enqueued.append((name, args)))
     monkeypatch.setattr(blobrender, "PAGE_BUDGET_CHARS", 30 * len("value_1 = 1  # line 1\n"))
     first = rows(page("big.py"))
     assert len(first) == 200 and [shown(c) for c in first] == text.splitlines()
@@ -146,21 +151,21 @@ def test_a_big_file_is_highlighted_within_the_budget_then_wholly_by_the_task(wor
     assert all('<span class="c1"># line ' in code for code in complete) and len(enqueued) == 1
     assert [shown(c) for c in complete] == text.splitlines()
     # A page that missed the cache before the task stored its rows does not replace them.
-    assert not blobrender.file_rows(repo.pk, blob, "big.py", text).complete
-    assert blobrender.cached_rows(repo.pk, blob, "big.py").complete
+    assert not blobrender.file_rows(blob, "big.py", text, later=nothing).complete
+    assert blobrender.cached_rows(blob, "big.py", later=nothing).complete
 
 
 def test_a_lexer_past_its_cpu_limit_leaves_the_lines_plain(work, monkeypatch):
     work.commit("one", {"a.py": "x = 1\n" * 2000})
     repo = work.publish()
     blob = work.git("rev-parse", "main:a.py")
-    monkeypatch.setattr(blobrender.enqueue, "after_commit", lambda name, *args: None)
+    monkeypatch.setattr(enqueue, "after_commit", lambda name, *args: None)
     monkeypatch.setattr(blobrender, "PAGE_CPU_LIMIT_S", -1.0)
     monkeypatch.setattr(blobrender, "TASK_CPU_LIMIT_S", -1.0)
     assert all("<span" not in code for code in rows(page("a.py")))
-    assert not blobrender.cached_rows(repo.pk, blob, "a.py").complete  # the task may do better
+    assert not blobrender.cached_rows(blob, "a.py", later=nothing).complete  # the task may do better
     tasks.highlight_blob(repo.pk, blob, "a.py")
-    final = blobrender.cached_rows(repo.pk, blob, "a.py")
+    final = blobrender.cached_rows(blob, "a.py", later=nothing)
     assert final.complete and final.lines == 2000 and "<span" not in final.html
 
 

@@ -12,7 +12,8 @@ import pytest
 import zstandard
 from django.test import Client
 
-from repos import catfile, compare
+from gitcore import catfile
+from repos import compare
 from tests.repos.histories import Work
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import re
 import pytest
 from django.test import Client
 
+from gitcore.git import run_git
 from repos import services
-from repos.git import run_git
 from repos.models import Repository, Role
 from tests.factories import UserFactory
 from tests.repos.histories import Work

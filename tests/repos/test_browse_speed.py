@@ -9,8 +9,9 @@ import subprocess
 import pytest
 from django.test import Client
 
-from repos import catfile, compare
-from repos.git import run_git
+from gitcore import catfile
+from gitcore.git import run_git
+from repos import compare
 from tests.repos.histories import Work
 from tests.workspaces.webedit_pages_support import Scene, build_history, page, signed_in, submit
 

@@ -1,6 +1,6 @@
-"""repos.catfile against real repositories: answers, missing and oversized objects, a process
+"""gitcore.catfile against real repositories: answers, missing and oversized objects, a process
 that dies, threads sharing one, names that are not UTF-8, refs that move, and a repository
-replaced at the same path; and the raw object parsers beside it (repos.gitobjects)."""
+replaced at the same path; and the raw object parsers beside it (gitcore.gitobjects)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from repos import browse, catfile, gitobjects, history
+from gitcore import catfile, gitobjects
+from repos import browse, history
 
 
 class _Out:
@@ -191,3 +192,22 @@ def test_an_idle_process_is_closed_and_a_later_question_starts_another(tmp_path,
         time.sleep(0.1)
     assert catfile.open_processes() == 0  # the watchdog closed it, untouched
     assert catfile.read(repo, f"{sha}:a.txt")[1] == b"a\n"
+
+
+def test_a_commit_with_two_author_headers_reads_as_git_log_shows_it(tmp_path, git_home):
+    """Old importers wrote such commits; git log shows the last of each (dulwich the first)."""
+    repo = _bare(tmp_path, git_home)
+    tree = git(
+        git_home, "-C", str(repo), "hash-object", "-t", "tree", "-w", "--stdin", input=b""
+    ).stdout.strip()
+    raw = (
+        f"tree {tree}\nauthor A <a@example.invalid> 1 +0000\nauthor B <b@example.invalid> 2 +0000\n"
+        "committer C <c@example.invalid> 3 +0000\ncommitter D <d@example.invalid> 4 +0000\n\nmsg\n"
+    ).encode()
+    args = ["-C", str(repo), "hash-object", "-t", "commit", "-w", "--stdin", "--literally"]
+    oid = git(git_home, *args, input=raw).stdout.strip()
+    shown = git(git_home, "-C", str(repo), "log", "-1", "--format=%an|%ae|%cn|%ce", oid).stdout.strip()
+    _info, data = catfile.read(repo, oid)
+    commit = gitobjects.parse_commit(data)
+    author, committer = gitobjects.split_ident(commit.author), gitobjects.split_ident(commit.committer)
+    assert f"{author[0]}|{author[1]}|{committer[0]}|{committer[1]}" == shown

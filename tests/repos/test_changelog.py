@@ -13,6 +13,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from gitcore.git import GitError, run_git
 from repos import (
     changelog,
     importing,
@@ -25,7 +26,6 @@ from repos import (
     services,
 )
 from repos.errors import Conflict, Forbidden
-from repos.git import GitError, run_git
 from repos.hooks.updates import Update
 from repos.models import Push, Repository, RepositoryChange, Role
 from repos.signals import repository_changed

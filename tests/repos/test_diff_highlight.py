@@ -1,4 +1,4 @@
-"""Highlighted diffs (repos.diffhighlight, repos.diffcache): escaping, text kept exactly, word
+"""Highlighted diffs (render.diffhighlight, repos.diffcache): escaping, text kept exactly, word
 changes, the size cap, and the cache, on diffs read from real repositories."""
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from django.utils.safestring import mark_safe
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repos import diffcache, diffhighlight, diffrender, diffs, tasks
-from repos.diffs import FileDiff, Hunk, Line
-from repos.git import GitError
+from gitcore import gitdiff
+from gitcore.git import GitError
+from render import diffhighlight, diffrender, diffs
+from render.diffs import FileDiff, Hunk, Line
+from repos import diffcache, tasks
 from tests.gitutil import git
 
 HOSTILE = [
@@ -58,7 +60,7 @@ def test_hostile_lines_render_inert_and_keep_their_text(repo):
     names = ["a.py", "b.html", "c.txt", "d.js", "Makefile"]
     base = repo({n: "\n".join(HOSTILE) + "\n" for n in names})
     head = repo({n: "\n".join(h.replace("x", "y") for h in HOSTILE) + "\nadded <b>\n" for n in names})
-    result = diffs.diff(repo.git_dir, base, head)
+    result = gitdiff.diff(repo.git_dir, base, head)
     assert diffhighlight.highlight_diff(result)  # all of it
     assert {f.path for f in result.files} == set(names)
     for f in result.files:
@@ -201,7 +203,7 @@ def test_a_page_highlights_within_its_budget_and_a_task_does_the_rest(repo, monk
     assert b == ["y = <del>1</del>", "y = <ins>2</ins>"]  # word changes only
     assert diffcache.highlighted_diff(repo.git_dir, base, head).files[1].hunks[0].lines[0].html == b[0]
     # Plain text costs no budget: a diff of text files alone is complete at once.
-    text_only = diffs.diff(repo.git_dir, base, head, paths=["c.txt"])
+    text_only = gitdiff.diff(repo.git_dir, base, head, paths=["c.txt"])
     assert diffhighlight.highlight_diff(text_only, budget=0)
     tasks.highlight_diff(str(repo.git_dir), base, head, {}, [])  # what the page enqueued
     again = diffcache.highlighted_diff(repo.git_dir, base, head)

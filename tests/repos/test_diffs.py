@@ -1,10 +1,10 @@
-"""repos.diffs against real repositories: statuses, renames, binary files, odd names, caps."""
+"""gitcore.gitdiff and render.diffs' parser against real repositories: statuses, renames, binary files, odd names, caps."""
 
 from __future__ import annotations
 
 import pytest
 
-from repos import diffs
+from gitcore import gitdiff
 from tests.gitutil import git
 
 
@@ -37,7 +37,7 @@ def by_path(result):
 
 def test_root_commit_diffs_against_the_empty_tree(repo):
     head = repo({"a.txt": b"one\ntwo\n"})
-    result = diffs.diff(repo.git_dir, None, head)
+    result = gitdiff.diff(repo.git_dir, None, head)
     (f,) = result.files
     assert (f.status, f.old_path, f.new_path, f.additions, f.deletions) == ("added", None, "a.txt", 2, 0)
     assert [(line.kind, line.text, line.old, line.new) for line in f.hunks[0].lines] == [
@@ -54,7 +54,7 @@ def test_statuses_renames_binary_modes_and_line_numbers(repo):
     git(repo.env, "add", "-A", cwd=repo.path)
     (repo.path / "keep.txt").chmod(0o755)
     head = repo({"keep.txt": b"a\n-- b\nc\n", "gone.txt": None, "img.bin": b"\0\1\3"})
-    files = by_path(diffs.diff(repo.git_dir, base, head))
+    files = by_path(gitdiff.diff(repo.git_dir, base, head))
     keep = files["keep.txt"]
     assert (
         keep.status == "modified"
@@ -83,13 +83,13 @@ def test_odd_file_names_are_unquoted(repo):
     base = repo({"plain": b"x\n"})
     names = ["tab\there.txt", 'quote "q".txt', "ünï cödé.txt", "<img src=x onerror=alert(1)>.txt"]
     head = repo({name: b"hi\n" for name in names})
-    assert sorted(by_path(diffs.diff(repo.git_dir, base, head))) == sorted(names)
+    assert sorted(by_path(gitdiff.diff(repo.git_dir, base, head))) == sorted(names)
 
 
 def test_no_newline_at_end_is_a_note(repo):
     base = repo({"a": b"x"})
     head = repo({"a": b"y"})
-    (f,) = diffs.diff(repo.git_dir, base, head).files
+    (f,) = gitdiff.diff(repo.git_dir, base, head).files
     assert [line.kind for line in f.hunks[0].lines] == ["del", "note", "add", "note"]
     assert (f.additions, f.deletions) == (1, 1)
 
@@ -97,12 +97,12 @@ def test_no_newline_at_end_is_a_note(repo):
 def test_caps_files_bytes_and_lines(repo):
     base = repo({"seed": b"0\n"})
     head = repo({f"f{i:02d}.txt": b"".join(b"%d\n" % n for n in range(100)) for i in range(10)})
-    few = diffs.diff(repo.git_dir, base, head, max_files=3)
+    few = gitdiff.diff(repo.git_dir, base, head, max_files=3)
     assert few.truncated and few.reason == "files" and len(few.files) == 3
-    small = diffs.diff(repo.git_dir, base, head, max_bytes=2000)
+    small = gitdiff.diff(repo.git_dir, base, head, max_bytes=2000)
     assert small.truncated and small.reason == "bytes" and small.files[-1].truncated
     assert len(small.files) < 10
-    short = diffs.diff(repo.git_dir, base, head, max_file_lines=5)
+    short = gitdiff.diff(repo.git_dir, base, head, max_file_lines=5)
     assert not short.truncated and all(f.truncated and f.shown_lines == 5 for f in short.files)
     assert all(f.additions == 100 for f in short.files)  # counted past the cap
 
@@ -112,7 +112,7 @@ def test_paths_limit_the_diff_and_keep_renames_paired(repo):
     (repo.path / "a.txt").rename(repo.path / "c.txt")
     git(repo.env, "add", "-A", cwd=repo.path)
     head = repo({"b.txt": b"bb\n"})
-    (only,) = diffs.diff(repo.git_dir, base, head, paths=["a.txt", "c.txt"]).files
+    (only,) = gitdiff.diff(repo.git_dir, base, head, paths=["a.txt", "c.txt"]).files
     assert (only.status, only.old_path, only.new_path) == ("renamed", "a.txt", "c.txt")
     # Pathspecs are literal: "*" matches no file.
-    assert diffs.diff(repo.git_dir, base, head, paths=["*"]).files == []
+    assert gitdiff.diff(repo.git_dir, base, head, paths=["*"]).files == []

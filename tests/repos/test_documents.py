@@ -1,4 +1,4 @@
-"""Rendered documents (repos.documents): reStructuredText through docutils in a child process,
+"""Rendered documents (render.documents): reStructuredText through docutils in a child process,
 Jupyter notebooks parsed by hand, both sanitized like Markdown; and on the real pages."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from repos import documents, imageproxy
+from render import documents, imageproxy
 from tests.repos.histories import Work
 from tests.repos.imagehost import png
 

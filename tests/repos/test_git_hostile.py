@@ -10,7 +10,8 @@ import zlib
 
 import pytest
 
-from repos import pktline, services
+from gitcore import pktline
+from repos import services
 from repos.models import Push
 from tests.factories import UserFactory
 from tests.gitutil import git

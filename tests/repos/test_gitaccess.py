@@ -1,6 +1,6 @@
 """The git access contract (repos.gitaccess): backends loaded from settings, their answers
-combined in order, the one policy the hooks and the web's writes share, and the checks that
-reach a user through real git."""
+combined in order, the one push policy the hooks and the web's writes share whatever the
+backends, and the checks that reach a user through real git."""
 
 from __future__ import annotations
 
@@ -14,23 +14,17 @@ from django.test import override_settings
 from repos import gitaccess, storage
 from repos.errors import Forbidden
 from repos.gitaccess import BaseGitAccess, GitRequest
-from repos.gitaccess.backends import DEFAULT_POLICY
-from repos.hooks.updates import Update
+from repos.hooks import pushpolicy
+from repos.hooks.updates import ZERO_OID, Update
 from reviews import merge, services
 from tests.reviews.conftest import Scene
-from workspaces.access import WorkspaceAccess
-from workspaces.models import Workspace, WorkspaceSettings
+from workspaces.access.backend import WorkspaceAccess
+from workspaces.models import ProtectedBranch, Workspace, WorkspaceSettings
 
-HERE = Path(__file__).resolve().parent
-TEST_POLICY = HERE / "gitaccess_policy.py"
-WORKSPACE_POLICY = Path(storage.__file__).resolve().parent.parent / "workspaces" / "access" / "policy.py"
 ASKED: list[str] = []
 
 
 class First(BaseGitAccess):
-    def policy_source(self) -> Path:
-        return DEFAULT_POLICY.with_name("first-policy.py")
-
     def extra_hooks(self) -> dict[str, Path]:
         return {"proc-receive": Path("/first"), "update": Path("/first-update")}
 
@@ -40,27 +34,25 @@ class First(BaseGitAccess):
     def git_config(self, req, *, advertise, refs):
         return [("x.first", str(advertise))]
 
-    def refused_wants(self, req, wants):
+    def hidden_objects(self, req, oids):
         ASKED.append("first")
-        return None if "bad" not in wants() else "first refuses"
+        return {oid for oid in oids if oid.startswith("a")}
 
 
 class Second(BaseGitAccess):
-    def policy_source(self) -> Path:
-        return TEST_POLICY
-
     def extra_hooks(self) -> dict[str, Path]:
         return {"proc-receive": Path("/second")}
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
-        return {"B": "second", "TEST_POLICY_RULE": " (rule from the environment)"}
+        # A backend's environment wins over the repository's rules: here, a ban.
+        return {"B": "second", "HOSTSITE_BANNED": "maint"}
 
     def git_config(self, req, *, advertise, refs):
         return [("x.second", ",".join(refs or []))]
 
-    def refused_wants(self, req, wants):
+    def hidden_objects(self, req, oids):
         ASKED.append("second")
-        return "second refuses" if wants() else None
+        return {oid for oid in oids if oid.startswith("b")}
 
 
 class Silent(BaseGitAccess):
@@ -90,66 +82,42 @@ def test_backends_come_from_settings_in_order():
 
 @override_settings(GIT_ACCESS_BACKENDS=[path_of(First), path_of(Silent), path_of(Second)])
 def test_answers_combine_in_order():
-    assert gitaccess.policy_source() == TEST_POLICY  # the last that names one
     assert gitaccess.extra_hooks() == {"proc-receive": Path("/second"), "update": Path("/first-update")}
     assert gitaccess.hook_env(REQ) == {
         "A": "first",
         "B": "second",
-        "TEST_POLICY_RULE": " (rule from the environment)",
+        "HOSTSITE_BANNED": "maint",
     }
     assert gitaccess.git_config(REQ, advertise=True, refs=["refs/heads/a"]) == [
         ("x.first", "True"),
         ("x.second", "refs/heads/a"),
     ]
-    assert gitaccess.commit_hidden(REQ, "a" * 40) is False
+    assert gitaccess.hidden_objects(REQ, frozenset({"c" * 40})) == set()
 
 
 @override_settings(GIT_ACCESS_BACKENDS=[path_of(First), path_of(Second)])
-def test_the_first_refusal_wins_and_wants_are_read_once_if_at_all():
-    reads = []
-
-    def wants(ids):
-        def read():
-            reads.append(1)
-            return ids
-
-        return read
-
+def test_hidden_objects_are_every_backends_together():
+    ids = frozenset({"a" * 40, "b" * 40, "c" * 40})
     ASKED.clear()
-    assert gitaccess.refused_wants(REQ, wants(["bad"])) == "first refuses"
-    assert ASKED == ["first"] and len(reads) == 1
-    ASKED.clear()
-    assert gitaccess.refused_wants(REQ, wants(["fine"])) == "second refuses"
-    assert ASKED == ["first", "second"] and len(reads) == 2  # one more request, read once
+    assert gitaccess.hidden_objects(REQ, ids) == {"a" * 40, "b" * 40}
+    assert ASKED == ["first", "second"]
     with override_settings(GIT_ACCESS_BACKENDS=[path_of(Silent)]):
-        assert gitaccess.refused_wants(REQ, wants(["bad"])) is None
-    assert len(reads) == 2  # nobody asked: the request was never parsed
-
-
-def test_the_default_policy_when_no_backend_names_one():
-    for backends in ([], [path_of(Silent)]):
-        with override_settings(GIT_ACCESS_BACKENDS=backends):
-            assert gitaccess.policy_source() == DEFAULT_POLICY
-            assert gitaccess.extra_hooks() == {} and gitaccess.hook_env(REQ) == {}
-            reasons = gitaccess.policy_module().decide_all(
-                role="reader", pusher="bob", updates=[Update("a" * 40, "b" * 40, "refs/heads/main")]
-            )
-            assert reasons == ["you need write access to push to refs/heads/main (your role: reader)"]
-    assert gitaccess.policy_source() == WORKSPACE_POLICY
+        assert gitaccess.hidden_objects(REQ, ids) == set()
 
 
 @pytest.mark.django_db
 def test_installed_hook_modules_import_alone():
     """What the hooks import beside them runs without the project on the path (-I -S)."""
     hooks = storage.install_hooks()
-    assert (hooks / "policy.py").read_text() == gitaccess.policy_source().read_text()
+    assert (hooks / "pushpolicy.py").read_text() == Path(pushpolicy.__file__).read_text()
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import policy, refnames, updates\n"
+        "import sys; sys.path.insert(0, sys.argv[1]); import pushpolicy, refnames, updates\n"
         "assert 'repos' not in sys.modules and 'django' not in sys.modules\n"
-        "assert policy.Update is updates.Update and policy.INVISIBLE is refnames.INVISIBLE\n"
+        "assert 'typing' not in sys.modules and 'fnmatch' not in sys.modules\n"
+        "assert pushpolicy.Update is updates.Update and pushpolicy.INVISIBLE is refnames.INVISIBLE\n"
         "u = updates.Update('a' * 40, '0' * 40, 'refs/users/bob/x')\n"
-        "print(policy.decide_all(role='reader', pusher='alice', updates=[u], rules=policy.rules_from_env({}),"
-        " is_ancestor=None, workspace_ref_count=None))\n"
+        "print(pushpolicy.decide_all(role='reader', pusher='alice', updates=[u],"
+        " rules=pushpolicy.rules_from_env({}), is_ancestor=None, workspace_ref_count=None))\n"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-S", "-c", script, str(hooks)], capture_output=True, text=True
@@ -182,15 +150,61 @@ def test_a_merge_is_judged_by_the_policy_the_hooks_run(scene):
     before = scene.tip("refs/heads/main")
     with override_settings(GIT_ACCESS_BACKENDS=[path_of(Second)]), pytest.raises(Forbidden) as refused:
         merge.proposal_merge(proposal=proposal, user=scene.maint, strategy="merge")
-    assert str(refused.value) == "the test policy refuses refs/heads/main (rule from the environment)"
+    assert str(refused.value) == "you are banned from pushing to this repository by a moderator"
     assert scene.tip("refs/heads/main") == before
-    # With settings' backends the workspaces policy judges it, and lets a maintainer merge.
+    # With settings' backends nothing bans the maintainer: the same policy lets them merge.
     result = merge.proposal_merge(proposal=proposal, user=scene.maint, strategy="ff")
     assert scene.tip("refs/heads/main") == result.sha != before
 
 
+@pytest.mark.parametrize("backends", [[], [path_of(Silent)], [path_of(First)]])
 @pytest.mark.django_db
-def test_protocol_v2_wants_of_hidden_work_are_refused(scene):
+def test_protected_refs_hold_whatever_the_backends(scene, backends):
+    """Branch and tag protection is the repository's, not a backend's: with no backend, or
+    with backends that know nothing of workspaces, the web's writes still meet it."""
+    base = scene.tip("refs/heads/main")
+    scene.checkout("side", "main")
+    side = scene.commit("side", {"s.txt": "side\n"})
+    ProtectedBranch.objects.create(repository=scene.repo, name="release")
+    WorkspaceSettings.objects.create(repository=scene.repo, protected_tags="v*")
+    req = GitRequest(repository=scene.repo, user=scene.maint, role="maintainer", service="receive-pack")
+
+    def refused(old, new, ref):
+        with override_settings(GIT_ACCESS_BACKENDS=backends):
+            return gitaccess.check_updates(req, [Update(old, new, ref)])
+
+    assert refused(side, base, "refs/heads/release") == [
+        "refs/heads/release is a protected branch: non-fast-forward updates are refused. Fetch and "
+        "rebase (git pull --rebase), or ask an admin to allow force-pushes to release"
+    ]
+    assert refused(base, ZERO_OID, "refs/heads/main") == [
+        "refs/heads/main is the default branch and cannot be deleted"
+    ]
+    assert refused(base, side, "refs/tags/v1") == [
+        "refs/tags/v1 is a protected tag (v*) and cannot be moved; tag the new commit under a new name"
+    ]
+    assert refused(ZERO_OID, side, "refs/tags/v2") == []
+    assert refused(base, side, "refs/heads/feature") == []
+
+
+@pytest.mark.django_db
+def test_the_hooks_read_the_repository_s_rules_without_backends(scene):
+    ProtectedBranch.objects.create(repository=scene.repo, name="release", allow_force=True)
+    req = GitRequest(repository=scene.repo, user=scene.maint, role="maintainer", service="receive-pack")
+    with override_settings(GIT_ACCESS_BACKENDS=[]):
+        rules = pushpolicy.rules_from_env(gitaccess.push_env(req))
+    assert rules.protected == {"release": True} and rules.default_branch == scene.repo.default_branch
+    # Branch pushes are mapped to workspaces only by a backend's proc-receive.
+    assert rules.map_branches is False
+    with override_settings(GIT_ACCESS_BACKENDS=[], PUSH_RULES=""):
+        # repos' own rules: the default branch, and nothing of workspaces.
+        assert pushpolicy.rules_from_env(gitaccess.push_env(req)) == pushpolicy.Rules(
+            default_branch=scene.repo.default_branch
+        )
+
+
+@pytest.mark.django_db
+def test_hidden_work_is_hidden_from_fetches_by_id(scene):
     scene.checkout("secret", "main")
     hidden = scene.commit("hidden work", {"s.txt": "secret\n"})
     scene.publish("secret", "refs/users/alice/secret")
@@ -200,13 +214,11 @@ def test_protocol_v2_wants_of_hidden_work_are_refused(scene):
         return GitRequest(repository=scene.repo, user=user, role="reader", service="upload-pack")
 
     base = scene.tip("refs/heads/main")
-    assert "not our ref" in gitaccess.refused_wants(request(scene.bob), lambda: [hidden.upper()])
-    assert gitaccess.refused_wants(request(scene.bob), lambda: [base]) is None
-    assert gitaccess.refused_wants(request(scene.alice), lambda: [hidden]) is None  # her own
-    assert gitaccess.commit_hidden(request(scene.bob), hidden) and not gitaccess.commit_hidden(
-        request(None), base
-    )
-    assert WorkspaceAccess().refused_wants(request(scene.bob), lambda: ["not an id"]) is not None
+    both = frozenset({hidden, base})
+    assert gitaccess.hidden_objects(request(scene.bob), both) == {hidden}
+    assert gitaccess.hidden_objects(request(None), both) == {hidden}
+    assert gitaccess.hidden_objects(request(scene.alice), both) == set()  # her own
+    assert WorkspaceAccess().hidden_objects(request(scene.bob), frozenset({base})) == set()
 
 
 @pytest.mark.live

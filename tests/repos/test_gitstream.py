@@ -1,4 +1,4 @@
-"""repos.gitstream.GitProcessResponse over real git processes: a full read gives git's bytes,
+"""gitcore.gitstream.GitProcessResponse over real git processes: a full read gives git's bytes,
 and however the response ends (read to the end, closed early by a client that went away, git
 failing) git is gone and reaped, and on_exit hears of it once."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from repos.git import popen_git, run_git
-from repos.gitstream import Feeder, GitProcessResponse
+from gitcore.git import popen_git, run_git
+from gitcore.gitstream import Feeder, GitProcessResponse
 from tests.gitutil import make_history
 
 # Closing a response sends Django's request_finished, which closes the thread's old database
@@ -93,7 +93,7 @@ def test_failing_git_ends_the_stream(repo, caplog):
     response = GitProcessResponse(
         proc, content_type="application/octet-stream", on_exit=exits, stderr_file=stderr
     )
-    with caplog.at_level("INFO", logger="repos.gitstream"):
+    with caplog.at_level("INFO", logger="gitcore.gitstream"):
         assert b"".join(response) == b""
     assert proc.returncode == 128 and exits == [(128, 0)]
     assert "no-such-object" in caplog.text

@@ -1,4 +1,4 @@
-"""repos.gittools and repos.git.stream_git against real repositories built in tmp_path."""
+"""gitcore.gittools and gitcore.git.stream_git against real repositories built in tmp_path."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from repos.git import GitError, GitTimeout, run_git, stream_git
-from repos.gittools import (
+from gitcore.git import GitError, GitTimeout, run_git, stream_git
+from gitcore.gittools import (
     ZERO_OID,
     ZERO_OID_SHA256,
     RefTransaction,

@@ -1,4 +1,4 @@
-"""The image proxy (repos.imageproxy, /_img/...) against a real HTTP server on loopback.
+"""The image proxy (render.imageproxy and repos.imagefetch, /_img/...) against a real HTTP server on loopback.
 
 The guard refuses loopback in production; these tests let only 127.0.0.1/32 through
 (IMAGE_PROXY_ALLOW_NETWORKS), so a redirect to 127.0.0.2 or 10.0.0.1 is still refused."""
@@ -11,7 +11,8 @@ import uuid
 import pytest
 from django.test import Client
 
-from repos import imageproxy, rendering
+from render import imageproxy, rendering
+from repos import imagefetch
 from tests.repos.imagehost import image_host, png
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,7 @@ def test_a_png_is_served_with_strict_headers_and_nothing_of_the_client_forwarded
     [request] = host.seen
     headers = {k.lower(): v for k, v in request["headers"].items()}
     assert "cookie" not in headers and "referer" not in headers
-    assert headers["user-agent"] == imageproxy.USER_AGENT
+    assert headers["user-agent"] == imagefetch.USER_AGENT
 
 
 def test_a_url_beyond_ascii_is_sent_percent_encoded(host):

@@ -151,7 +151,7 @@ def test_a_private_source_credentials_are_used_once_and_never_stored(
     dump = io.StringIO()
     call_command("dumpdata", stdout=dump)
     assert secret not in dump.getvalue()
-    assert secret not in celery_worker_process.log_path.read_text(errors="replace")
+    assert secret not in celery_worker_process.log(limit=None)
     assert secret not in live_web.log_path.read_text(errors="replace")
 
 

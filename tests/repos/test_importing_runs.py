@@ -68,7 +68,7 @@ def test_request_checks_everything_before_creating_anything(settings, tmp_path):
 def test_request_strips_credentials_and_seals_them(settings, monkeypatch, django_capture_on_commit_callbacks):
     settings.IMPORT_ALLOW_PRIVATE_SOURCES = True
     sent = []
-    monkeypatch.setattr("repos.tasks.run_import.delay", lambda *args: sent.append(args))
+    monkeypatch.setattr("repos.tasks.run_import.apply_async", lambda args, **_: sent.append(tuple(args)))
     user = UserFactory()
     with django_capture_on_commit_callbacks(execute=True):
         imp = import_requests.import_request(
@@ -107,7 +107,7 @@ def test_run_imports_reports_and_queues_the_fresh_repack(
     staff, hosted_source, monkeypatch, django_capture_on_commit_callbacks
 ):
     repacks = []
-    monkeypatch.setattr("repos.tasks.repack_fresh.delay", lambda repo_id: repacks.append(repo_id))
+    monkeypatch.setattr("repos.tasks.repack_fresh.apply_async", lambda args, **_: repacks.append(*args))
     imp = queued(staff, hosted_source)
     assert refs_of(imp.repository.disk_path) == {}
     with django_capture_on_commit_callbacks(execute=True):

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from gitcore.git import GitError
 from repos import locking
-from repos.git import GitError
 from repos.maintenance import maintain_repository, repositories_due_for_maintenance
 from repos.models import Repository
 from tests.factories import RepositoryFactory

@@ -250,7 +250,7 @@ def test_a_web_merge_into_a_mirror_is_refused_with_the_reason(tmp_path, git_home
 def test_pruning_follows_the_checked_listing_and_never_a_moved_ref(tmp_path):
     """What the upstream no longer lists is deleted, compare-and-delete; an upstream that
     emptied after the listing deletes nothing, since the listing still had its branches."""
-    from repos.git import GitError, run_git
+    from gitcore.git import GitError, run_git
     from repos.mirror_sync import _prune, canonical_refs
 
     repo = RepositoryFactory()

@@ -12,8 +12,8 @@ import tarfile
 import pytest
 from django.test import Client
 
+from gitcore.git import run_git
 from repos import refnav
-from repos.git import run_git
 from tests.factories import UserFactory
 from tests.repos.histories import Work
 

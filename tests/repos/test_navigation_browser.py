@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from repos.git import run_git
+from gitcore.git import run_git
 from tests.browser import chromium_page, shot
 from tests.repos.histories import Work
 

@@ -9,18 +9,16 @@ would on the internet, only the wire is short.
 
 from __future__ import annotations
 
-import datetime
 import http.server
 import socket
 import ssl
 import threading
-from pathlib import Path
 
 import pytest
 
 from repos import netguard
 from repos.netguard import SourceRefused
-from tests.repos.netnames import INTERNAL, NAMES, ORIGIN, OTHER, PUBLIC, SECRET
+from tests.repos.netnames import INTERNAL, NAMES, ORIGIN, OTHER, PUBLIC, SECRET, certificates, resolver
 
 
 class Hosts:
@@ -54,58 +52,13 @@ def _handler(hosts: Hosts):
     return Handler
 
 
-def _certificates(directory: Path) -> tuple[Path, Path, Path]:
-    """A CA, and a certificate it signed for the test's names (cryptography is a dependency)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(1)
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    names = [x509.DNSName(n) for n in (ORIGIN, OTHER)]
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, ORIGIN)])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(2)
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_path, cert_path, key_path = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
-    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return ca_path, cert_path, key_path
-
-
 @pytest.fixture
 def hosts(monkeypatch, tmp_path):
     """One plain and one TLS server on loopback; PUBLIC addresses are routed to them."""
     hosts = Hosts()
     plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(hosts))
     tls = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(hosts))
-    ca, cert, key = _certificates(tmp_path)
+    ca, cert, key = certificates(tmp_path)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     tls.socket = context.wrap_socket(tls.socket, server_side=True)
@@ -208,3 +161,25 @@ def test_missing_and_protected_sources_say_so(hosts):
         )
     with pytest.raises(SourceRefused, match=r"No repository at http://origin.example/none.git \(HTTP 404\)"):
         netguard.prepare(f"http://{ORIGIN}/none.git", resolve=NAMES)
+
+
+def test_a_redirect_to_a_rebinding_name_is_probed_and_pinned_at_the_address_checked(hosts):
+    """The hop's name answers a public address once, loopback after: the probe and git both use
+    the one answer the check saw."""
+    lookups = []
+
+    def rebinding(host, port, **kwargs):
+        if host != "rebind.example":
+            return NAMES(host, port, **kwargs)
+        lookups.append(host)
+        return resolver({host: PUBLIC[host] if len(lookups) == 1 else "127.0.0.1"})(host, port)
+
+    hosts.routes[(ORIGIN, "/hop.git" + INFO)] = (
+        302,
+        "http://rebind.example/hop.git/info/refs?service=git-upload-pack",
+    )
+    hosts.routes[("rebind.example", "/hop.git" + INFO)] = (200, None)
+    source = netguard.prepare(f"http://{ORIGIN}/hop.git", resolve=rebinding)
+    assert source.url == "http://rebind.example/hop.git" and lookups == ["rebind.example"]
+    assert [seen["host"] for seen in hosts.seen] == [ORIGIN, "rebind.example"]
+    assert ("http.curloptResolve", f"rebind.example:80:{PUBLIC['rebind.example']}") in source.config

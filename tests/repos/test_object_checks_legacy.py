@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from gitcore.git import git_version
 from repos import objectcheck
-from repos.git import git_version
 from tests.factories import RepositoryFactory, UserFactory
 from tests.objectclasses import fsck_ids
 

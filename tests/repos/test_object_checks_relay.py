@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from repos import objectcheck, pktline, sideband
+from gitcore import pktline
+from repos import objectcheck, sideband
 
 OID = "a" * 40
 OID2 = "b" * 40

@@ -184,7 +184,7 @@ def test_workspace_push_refusal_and_nameless_push(scene, tmp_path, client_class)
     # Nameless: the client reports refs/for/main (report-status v1); the remote: line names the ref.
     statuses, messages = client.push("refs/heads/main:refs/for/main")
     assert statuses == {"refs/for/main": None}
-    named = re.search(r"hostsite: refs/for/main landed in (refs/users/carl/main/[0-9a-f]{12})", messages)
+    named = re.search(r"hostsite: refs/for/main landed in (refs/users/carl/main-[0-9a-f]{12})", messages)
     assert named and server_refs(scene, scene.repo)[named[1]] == sha
     # With a topic push option: the workspace ref is named after it.
     statuses, messages = client.push("refs/heads/main:refs/for/main", options=[f"topic={client.name}-topic"])

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from repos.git import run_git
+from gitcore.git import run_git
 from repos.maintenance import maintain_repository, pack_stats, repack_fresh
 from repos.models import Repository
 from tests.factories import RepositoryFactory

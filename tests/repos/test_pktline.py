@@ -1,5 +1,6 @@
-"""repos.pktline directly: it parses hostile request bodies, so every malformed length has its
-clear error, and no byte string makes it raise anything but its own PktLineError."""
+"""gitcore.pktline and gitcore.fetchrequest directly: they parse hostile request bodies, so every
+malformed length has its clear error, and no byte string makes them raise anything but their
+own PktLineError."""
 
 from __future__ import annotations
 
@@ -10,20 +11,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repos.pktline import (
+from gitcore import fetchrequest
+from gitcore.fetchrequest import BadLine
+from gitcore.oids import SHA1, SHA256
+from gitcore.pktline import (
     DELIM,
     FLUSH,
     MAX_PKT_LEN,
     RESPONSE_END,
-    InvalidWant,
     PktLineError,
     encode,
     iter_pkts,
     read_pkt,
     read_receive_commands,
     receive_capabilities,
-    upload_wants,
-    validate_upload_request,
 )
 
 OLD, NEW = "1" * 40, "2" * 40
@@ -111,11 +112,15 @@ def test_reads_through_short_reads():
 # --- upload-pack requests ------------------------------------------------------------------------
 
 
+def validate_upload_request(body, *, protocol_v2: bool, fmt=SHA1):
+    return fetchrequest.read(body, fmt, v2=protocol_v2)
+
+
 def test_v0_request():
     body = _stream(f"want {WANT} multi_ack side-band-64k\n", f"want {'B' * 40}\n", FLUSH, "done\n")
-    validate_upload_request(body, protocol_v2=False)
-    body.seek(0)
-    assert upload_wants(body) == [WANT, "B" * 40]
+    request = validate_upload_request(body, protocol_v2=False)
+    assert request.values("want") == [WANT, "b" * 40]  # git's spelling
+    assert [request.lines[i].as_sent for i in request.by_word["want"]] == [WANT, "B" * 40]
 
 
 def test_v0_request_may_end_in_a_flush():
@@ -124,9 +129,8 @@ def test_v0_request_may_end_in_a_flush():
 
 def test_v2_request():
     body = _stream("command=fetch\n", "agent=git/2.39\n", DELIM, f"want {'c' * 64}\n", "done\n", FLUSH)
-    validate_upload_request(body, protocol_v2=True)
-    body.seek(0)
-    assert upload_wants(body) == ["c" * 64]
+    request = validate_upload_request(body, protocol_v2=True, fmt=SHA256)
+    assert request.command == "fetch" and request.values("want") == ["c" * 64]
 
 
 @pytest.mark.parametrize(
@@ -144,12 +148,66 @@ def test_bad_upload_requests(parts, v2, message):
         validate_upload_request(_stream(*parts), protocol_v2=v2)
 
 
-@pytest.mark.parametrize("oid", ["a" * 39, "a" * 41, "g" * 40, "a" * 63, ""])
-def test_invalid_want(oid):
-    with pytest.raises(InvalidWant):
-        validate_upload_request(_stream(f"want {oid}\n", FLUSH, "done\n"), protocol_v2=False)
-    with pytest.raises(InvalidWant):
-        upload_wants(_stream(f"want {oid}\n", FLUSH))
+@pytest.mark.parametrize("word", ["want", "have", "shallow", "oid"])
+@pytest.mark.parametrize(
+    "oid",
+    [
+        "a" * 39,
+        "a" * 41,
+        "g" * 40,
+        "a" * 63,
+        "a" * 64,  # a SHA-256 length in a SHA-1 repository: git reads the first 40
+        "a" * 40 + "0" * 24,
+        "a" * 40 + "\0",
+        "a" * 40 + "\r",
+        "a" * 40 + "\t",
+        " " + "a" * 40,
+        "a" * 40 + " " + "b" * 40,
+        "",
+    ],
+)
+def test_ids_are_read_as_git_reads_them_or_refused(word, oid):
+    with pytest.raises(BadLine):
+        fetchrequest.parse_line(f"{word} {oid}\n".encode(), SHA1, v2=True)
+
+
+def test_v0_wants_may_carry_capabilities_and_nothing_else_may():
+    line = f"want {WANT.upper()} multi_ack_detailed ofs-delta\n".encode()
+    assert fetchrequest.parse_line(line, SHA1, v2=False) == ("want", WANT, WANT.upper())
+    with pytest.raises(BadLine):
+        fetchrequest.parse_line(line, SHA1, v2=True)
+    with pytest.raises(BadLine):
+        fetchrequest.parse_line(f"have {WANT} common\n".encode(), SHA1, v2=False)
+
+
+def test_a_sha256_repository_takes_exactly_64_digits():
+    assert fetchrequest.parse_line(f"have {'D' * 64}\n".encode(), SHA256, v2=True) == (
+        "have",
+        "d" * 64,
+        "D" * 64,
+    )
+    for oid in ("d" * 40, "d" * 65, "d" * 64 + "0"):
+        with pytest.raises(BadLine):
+            fetchrequest.parse_line(f"have {oid}\n".encode(), SHA256, v2=True)
+
+
+def test_ref_names_are_kept_as_names():
+    assert fetchrequest.parse_line(b"deepen-not main\n", SHA1, v2=True) == ("deepen-not", "main", "")
+    assert fetchrequest.parse_line(b"want-ref refs/heads/x\n", SHA1, v2=True)[:2] == (
+        "want-ref",
+        "refs/heads/x",
+    )
+    for bad in (b"deepen-not \n", b"deepen-not a\x01b\n", b"want-ref \xff\n", b"deepen-not"):
+        with pytest.raises(BadLine):
+            fetchrequest.parse_line(bad, SHA1, v2=True)
+
+
+def test_a_request_with_some_lines_rewritten():
+    body = _stream("command=fetch\n", DELIM, f"want {WANT}\n", f"have {OLD}\n", f"have {NEW}\n", FLUSH)
+    request = validate_upload_request(body, protocol_v2=True)
+    first, second = request.by_word["have"]
+    expected = _stream("command=fetch\n", DELIM, f"want {WANT}\n", f"have {'0' * 40}\n", FLUSH).getvalue()
+    assert request.rewritten({first: encode(f"have {'0' * 40}\n"), second: None}) == expected
 
 
 # --- receive-pack requests -----------------------------------------------------------------------
@@ -194,7 +252,7 @@ def test_probe_is_a_bare_flush():
         ((f"{OLD} {NEW} refs/heads/main\n",), "ends before the command list's flush-pkt"),
         ((f"{OLD} {NEW} refs/heads/main\n", DELIM), "unexpected special packet"),
         ((f"{OLD} {NEW}\n", FLUSH), "malformed command"),
-        ((f"{'A' * 40} {NEW} refs/heads/x\n", FLUSH), "malformed command"),  # upper case
+        ((f"{'a' * 64} {NEW} refs/heads/x\n", FLUSH), "malformed command"),  # not SHA-1
         ((f"{OLD} {NEW} \n", FLUSH), "malformed command"),
         (("push-cert\0\n", FLUSH), "unexpected special packet"),
     ],
@@ -229,7 +287,7 @@ _BODIES = st.one_of(st.binary(max_size=2000), st.lists(_PKT_PIECES, max_size=20)
 def test_fuzz_raises_only_pktline_errors(body, v2):
     for parse in (
         lambda s: validate_upload_request(s, protocol_v2=v2),
-        upload_wants,
+        lambda s: validate_upload_request(s, protocol_v2=v2, fmt=SHA256),
         lambda s: list(iter_pkts(s)),
         read_receive_commands,
         lambda s: receive_capabilities(s.getvalue()),

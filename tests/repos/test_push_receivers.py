@@ -66,7 +66,7 @@ def test_a_crashing_receiver_breaks_neither_the_push_nor_the_others(
     )
     # The seeding push moved main: the bundles receiver's task queued a (debounced) build.
     wait_until(
-        lambda: QUEUED_BUILD.search(celery_worker_process.log_path.read_text()),
+        lambda: QUEUED_BUILD.search(celery_worker_process.log(limit=None)),
         timeout=60,
         what="the bundle build queued",
     )

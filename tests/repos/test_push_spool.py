@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from gitcore.git import run_git
 from repos import push_spool, pushes, reconcile, sideband, tasks
-from repos.git import run_git
 from repos.models import Push, PushCommit
 from tests import live
 from tests.factories import RepositoryFactory, UserFactory

@@ -12,9 +12,9 @@ from html import unescape
 import pytest
 from django.test import Client
 
+from gitcore.git import run_git
+from gitcore.gittools import ZERO_OID, rev_parse
 from repos import pushes
-from repos.git import run_git
-from repos.gittools import ZERO_OID, rev_parse
 from repos.models import Push
 from repos.views import pushlog_page
 from tests.factories import UserFactory

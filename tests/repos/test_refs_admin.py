@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from gitcore.git import run_git
 from repos import refs_admin, refs_listing
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.git import run_git
 from repos.models import AuditEntry, Mirror, Push
 from tests.factories import UserFactory
 from tests.repos.refs_admin_scene import XSS, ZERO, make_scene, on_disk, put_refs, unchanged

@@ -12,8 +12,8 @@ import urllib.request
 
 import pytest
 
+from gitcore.git import run_git
 from repos import services
-from repos.git import run_git
 from repos.models import Push
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
+from gitcore.git import git_version, run_git, supports_reftable
 from repos import selectors, services, storage
 from repos.errors import ImportFailed, InvalidInput
-from repos.git import git_version, run_git, supports_reftable
 from repos.maintenance import maintain_repository
 from repos.models import Repository, Role
 from tests.factories import RepositoryFactory, UserFactory
@@ -52,14 +52,18 @@ def test_created_repository_layout_and_configuration(settings):
         hook = storage.hooks_dir() / name
         assert hook.exists() and hook.stat().st_mode & 0o111
         # The standard library and the sibling modules only: never Django or the project.
-        assert imported_modules(hook.read_text()) <= set(sys.stdlib_module_names) | {"policy", "updates"}
+        siblings = {"pushpolicy", "updates", "refnames", "failsafe", "hookgit", "contentguard", "refspace"}
+        assert imported_modules(hook.read_text()) <= set(sys.stdlib_module_names) | siblings
     # The project only as the fallback when imported in the web process (tests/repos/test_gitaccess.py
     # runs the installed modules alone).
     for module in storage.HOOK_MODULES:
-        assert imported_modules((storage.hooks_dir() / module).read_text()) <= {
+        assert imported_modules((storage.hooks_dir() / module).read_text()) <= set(
+            sys.stdlib_module_names
+        ) | {
             "__future__",
             "updates",
             "refnames",
+            "refspace",
             "repos",
         }
     assert run_git(["symbolic-ref", "HEAD"], repo=path).text.strip() == "refs/heads/main"

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from gitcore.git import run_git
 from repos import services, signals, statuses
-from repos.git import run_git
 from repos.models import CommitStatus, Role
 from tests.factories import UserFactory
 from tests.repos.histories import Work

@@ -45,7 +45,7 @@ def test_propose_review_and_merge(world, browser_page, live_server_url):
         pusher.user.save()
     head = alice.commit("Teach the parser about tabs", name="parser.txt")
     assert alice.push("HEAD:refs/for/main").returncode == 0
-    ref = f"refs/users/alice/main/{head[:12]}"
+    ref = f"refs/users/alice/main-{head[:12]}"
     world.owner.commit("unrelated work on main", name="other.txt")
     assert world.owner.push("main").returncode == 0
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from repos import diffs
+from gitcore import gitdiff
 from repos import services as repo_services
 from repos.models import Visibility
 from reviews import interdiff, services
@@ -89,7 +89,7 @@ def test_interdiff_across_a_rebase_shows_only_the_amended_line(scene):
     # The two heads as they are would show the rebase too: the replay is what removes it.
     plain = interdiff.Sides(first.head_sha, second.head_sha, rebased=False)
     assert {"keep.txt", "c.txt", "b.txt"} <= {
-        f.path for f in diffs.diff(scene.repo.disk_path, plain.left, plain.right).files
+        f.path for f in gitdiff.diff(scene.repo.disk_path, plain.left, plain.right).files
     }
     # Highlighted and word-marked like every diff page.
     assert b"b2<ins> fixed</ins>" in page.content

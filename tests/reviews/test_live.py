@@ -1,6 +1,6 @@
 """Proposals against the live server: push options open them, pushes add revisions, and a
 push that lands while a merge is being computed is kept. Proposals follow a push in a task
-(reviews.tasks), which the worker each test starts runs."""
+(reviews.tasks), which the worker lent to each test runs."""
 
 from __future__ import annotations
 
@@ -23,9 +23,7 @@ pytestmark = [
 
 def followed(worker) -> int:
     """How many pushes the worker's proposals task has finished with."""
-    return len(
-        re.findall(r"Task reviews\.tasks\.follow_push\[[^\]]+\] succeeded", worker.log_path.read_text())
-    )
+    return len(re.findall(r"Task reviews\.tasks\.follow_push\[[^\]]+\] succeeded", worker.log(limit=None)))
 
 
 def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
@@ -41,7 +39,7 @@ def test_push_options_open_a_proposal_and_later_pushes_add_revisions(world):
     )
     assert result.returncode == 0, result.stderr
     assert "/owner/project/proposals" in result.stderr  # post-receive tells where to look
-    ref = f"refs/users/alice/main/{first[:12]}"
+    ref = f"refs/users/alice/main-{first[:12]}"
     proposal = wait_until(
         lambda: Proposal.objects.filter(repository=world.repo).first(),
         timeout=10,

@@ -109,11 +109,11 @@ def test_nameless_push_says_the_name_and_how_to_push_again(world):
     sha = alice.commit("nameless work")
     result = alice.push("HEAD:refs/for/main")
     assert result.returncode == 0, result.stderr
-    ref = f"refs/users/alice/main/{sha[:12]}"
+    ref = f"refs/users/alice/main-{sha[:12]}"
     base = f"http://{world.host}/owner/project"
     assert hints(result) == [
         f"hostsite: refs/for/main landed in {ref}",
-        f"hostsite: main/{sha[:12]}: {base}/workspaces/alice/main/{sha[:12]}",
+        f"hostsite: main-{sha[:12]}: {base}/workspaces/alice/main-{sha[:12]}",
         f"hostsite: open a proposal: {base}/proposals/new?ref={ref}&target=main",
         f"hostsite: push to it again: git push origin HEAD:{ref}",
     ]
@@ -125,7 +125,7 @@ def test_nameless_push_for_another_branch_targets_it(world):
     sha = alice.commit("backport")
     result = alice.push("HEAD:refs/for/release/1.x")
     assert result.returncode == 0, result.stderr
-    ref = f"refs/users/alice/release/1.x/{sha[:12]}"
+    ref = f"refs/users/alice/release-1.x-{sha[:12]}"
     assert f"proposals/new?ref={ref}&target=release/1.x" in "\n".join(hints(result))
 
 
@@ -167,7 +167,7 @@ def test_nameless_push_advancing_a_proposed_head_names_the_proposal(world):
     alice = world.add("alice")
     sha = alice.commit("part one")
     assert alice.push("HEAD:refs/for/main").returncode == 0
-    ref = f"refs/users/alice/main/{sha[:12]}"
+    ref = f"refs/users/alice/main-{sha[:12]}"
     proposal = services.proposal_open(
         repo=world.repo, user=alice.user, source_ref=ref, target_branch="main", title="P"
     )

@@ -40,13 +40,13 @@ def test_only_the_pushers_own_moved_refs():
 
 
 def test_a_notice_and_nameless_lines_take_from_the_budget():
-    ref = "refs/users/alice/main/0123456789ab"
+    ref = "refs/users/alice/main-0123456789ab"
     server = [f"hostsite.for={ref} main"]
     # proc-receive printed its "landed in" line: three more.
     assert len(steps([ref], server=server)) == 3
     # ...and with the push-options notice printed too, two.
     assert [line.split(":")[1].strip() for line in steps([ref], server=server, budget=3)] == [
-        "main/0123456789ab",
+        "main-0123456789ab",
         "open a proposal",
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from repos.git import run_git
+from gitcore.git import run_git
 from repos.pushes import Update, push_record
 from reviews import services
 from reviews.models import Proposal, ProposalState

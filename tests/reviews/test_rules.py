@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from repos import services as repo_services
+from repos.errors import InvalidInput
 from repos.models import CommitStatus, Role
 from repos.pushes import Update, push_record
 from reviews import merge, rules, services
@@ -95,6 +96,30 @@ def test_code_owners_must_approve_their_files(scene):
     assert rules.evaluate(proposal).owners_missing == {"docs/x.md": ("owner",)}
     services.proposal_approve(proposal=proposal, user=scene.owner)
     assert rules.evaluate(proposal).ok
+
+
+def test_required_checks_and_tag_patterns_refuse_bad_names_and_too_many(scene):
+    def refused(field, **kwargs):
+        setter = (
+            ws_services.protected_branch_set
+            if field == "required_checks"
+            else ws_services.workspace_settings_update
+        )
+        target = {"name": "main"} if field == "required_checks" else {}
+        with pytest.raises(InvalidInput) as caught:
+            setter(repo=scene.repo, **target, **kwargs)
+        return caught.value.fields[field]
+
+    assert refused("required_checks", required_checks="ci\x00x") == ["invalid"]
+    assert refused("required_checks", required_checks="x" * 300) == ["invalid"]
+    assert refused("required_checks", required_checks=",".join(f"c{n}" for n in range(51))) == ["too_many"]
+    assert refused("protected_tags", protected_tags="v 1") == ["invalid"]
+    assert refused("protected_tags", protected_tags=[f"v{n}" for n in range(101)]) == ["too_many"]
+    # Blank lines, spaces around, duplicates and refs/tags/ are tidied, not refused.
+    ws = ws_services.workspace_settings_update(repo=scene.repo, protected_tags=" refs/tags/v*\n\nv*\nrc-?")
+    assert ws.protected_tags == "v*\nrc-?"
+    branch = ws_services.protected_branch_set(repo=scene.repo, name="main", required_checks="ci, ci\n lint ,")
+    assert branch.required_checks == ["ci", "lint"]
 
 
 def test_required_checks(scene):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from gitcore.git import run_git
 from repos.errors import Conflict, Forbidden, InvalidInput
-from repos.git import run_git
 from reviews import selectors, services
 from reviews.models import Comment
 from reviews.threads.markup import suggestion_text

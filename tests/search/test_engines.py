@@ -136,7 +136,7 @@ def test_commits_of_canonical_branches_only(make_work):
     work.write({"c.txt": "c"}, message="Workspace only draft", branch="scratch")
     work.publish("refs/users/alice/draft")
     # refs/heads/scratch was published too; remove it so the last commit is workspace-only.
-    from repos.git import run_git
+    from gitcore.git import run_git
 
     run_git(["update-ref", "-d", "refs/heads/scratch"], repo=work.repo.disk_path)
     work.index()

@@ -86,7 +86,7 @@ def test_an_emptied_default_branch_empties_the_index(make_work):
     work = make_work()
     work.write({"a.txt": "a\n"})
     work.index()
-    from repos.git import run_git
+    from gitcore.git import run_git
 
     run_git(["update-ref", "-d", "refs/heads/main"], repo=work.repo.disk_path)
     work.index()
@@ -108,7 +108,7 @@ def test_reindex_command(make_work, capsys):
 
 
 def test_commits_taken_off_the_branches_leave(make_work):
-    from repos.git import run_git
+    from gitcore.git import run_git
 
     work = make_work()
     base = work.write({"a.txt": "a\n"}, message="kept base")

@@ -28,9 +28,7 @@ def test_a_push_indexes_changed_files_and_drops_deleted_ones(celery_worker_proce
             and CommitEntry.objects.filter(repository=repo).count() == 3
         ),
         timeout=90,
-        what=lambda: (
-            f"the pushed files indexed; worker log:\n{celery_worker_process.log_path.read_text()[-3000:]}"
-        ),
+        what=lambda: f"the pushed files indexed; worker log:\n{celery_worker_process.log(limit=3000)}",
         alive=celery_worker_process,
     )
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
+from gitcore.git import run_git
 from repos import services
-from repos.git import run_git
 from repos.lifecycle import repository_soft_delete
 from repos.models import Role
 from reviews.models import Proposal

@@ -10,9 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from gitcore.git import run_git
+from gitcore.gittools import ref_exists, rev_parse
 from repos import services as repo_services
-from repos.git import run_git
-from repos.gittools import ref_exists, rev_parse
 from repos.models import CommitStatus, Role, Visibility
 from reviews import queues, services
 from reviews.models import MergeCheck, Proposal, ReviewRequest, Thread

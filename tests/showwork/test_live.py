@@ -58,7 +58,7 @@ def browser_page(monkeypatch):
 
 def test_browser_renders_the_graph_and_follows_links(busy, browser_page, live_server_url):
     page = browser_page
-    bob_ref = next(r for r in busy.refs() if r.startswith("refs/users/bob/main/"))
+    bob_ref = next(r for r in busy.refs() if r.startswith("refs/users/bob/main-"))
     Proposal.objects.create(
         repository=busy.repo,
         number=1,

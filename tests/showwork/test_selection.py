@@ -33,7 +33,7 @@ def lab(tmp_path, git_home) -> Lab:
     lab.publish("refs/users/alice/topic")
     lab.at(lab.shas["D"])
     lab.shas["b1"] = lab.commit("bob nameless", at=NOW - DAY)
-    lab.publish("refs/users/bob/main/0123456789ab")
+    lab.publish("refs/users/bob/main-0123456789ab")
     lab.at(lab.shas["C"])
     lab.shas["c1"] = lab.commit("carol old", at=NOW - 40 * DAY)
     lab.publish("refs/users/carol/old")
@@ -53,7 +53,7 @@ def test_default_view_exact_graph(lab):
     assert [n.sha for n in graph.nodes] == [s["E"], s["b1"], s["D"], s["a2"], s["a1"], s["B"]]
     assert text(graph) == (
         f"o  {s['E'][:w]}  main E  main\n"
-        f"| @  {s['b1'][:w]}  bob nameless (bob, 1 day)  bob/main/0123456789ab\n"
+        f"| @  {s['b1'][:w]}  bob nameless (bob, 1 day)  bob/main-0123456789ab\n"
         f"|/\n"
         f"o  {s['D'][:w]}  main D\n"
         f":  (1 commit)\n"

@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings
 
 from tests.factories import UserFactory
-from tests.sshgit.sshsupport import adopt, git, hostsite_lines, key_pair, register_key, revoke_key
+from tests.sshgit.sshsupport import adopt, git, git_bytes, hostsite_lines, key_pair, register_key, revoke_key
 from workspaces.moderation_bans import do_ban_from_repository
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -255,3 +255,27 @@ def test_a_repository_ban_refuses_pushes_over_ssh_in_the_words_of_http(world, al
     assert world.refs() == before
     # Reading is not banned.
     assert git(alice.env, "ls-remote", alice.ssh_url(world.repo.full_name)).returncode == 0
+
+
+def test_a_name_that_is_not_utf8_is_refused_over_ssh_in_the_words_of_http(world, alice):
+    """One `hostsite:` line naming the bytes escaped, the same both ways; never a traceback."""
+    pusher = world.users["alice"]
+    pusher.commit("work under a bad name")
+    before = world.refs()
+    for ref in (b"refs/heads/bad\xff\xfe", b"refs/users/alice/caf\xe9", b"refs/for/main/\xff"):
+        said = {}
+        for transport in ("http", "ssh"):
+            url = alice.url(transport, world.repo.full_name)
+            result = git_bytes(alice.env, "push", url, os.fsdecode(b"HEAD:" + ref), cwd=pusher.work)
+            stderr = result.stderr.decode("utf-8", "backslashreplace")
+            assert result.returncode != 0 and "Traceback" not in stderr and 'File "' not in stderr, stderr
+            said[transport] = [line.strip() for line in hostsite_lines(stderr)]
+        escaped = ref.decode("utf-8", "backslashreplace")
+        assert (
+            said["ssh"]
+            == said["http"]
+            == [
+                f"remote: hostsite: {escaped} is not UTF-8 (\\xNN marks each byte that is not); push it under a UTF-8 name"
+            ]
+        ), said
+    assert world.refs() == before

@@ -4,6 +4,8 @@ that."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.core.management.color import no_style
 from django.core.management.sql import sql_flush
@@ -12,6 +14,7 @@ from django.db import connection
 from repos import services
 from repos.models import Role
 from tests.factories import UserFactory
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +41,8 @@ def test_the_flush_deletes_every_row_and_keeps_the_sequences(postgres):
     # As a transactional test's teardown asks for it: no sequence reset.
     statements = sql_flush(no_style(), connection, reset_sequences=False)
     assert statements[0] == "SET CONSTRAINTS ALL DEFERRED;"
-    assert all(sql.startswith("DELETE FROM ") for sql in statements[1:])
+    assert statements[1].startswith("LOCK TABLE ") and statements[1].endswith(" IN SHARE ROW EXCLUSIVE MODE;")
+    assert all(sql.startswith("DELETE FROM ") for sql in statements[2:])
     connection.ops.execute_sql_flush(statements)
     tables = connection.introspection.django_table_names(only_existing=True)
     with connection.cursor() as cursor:
@@ -50,3 +54,55 @@ def test_the_flush_deletes_every_row_and_keeps_the_sequences(postgres):
     assert [table for table, rows in left.items() if rows] == []
     # Ids are not handed out again after a flush (nor were they after TRUNCATE).
     assert UserFactory(username="otto").pk > member.pk
+
+
+def test_the_flush_waits_for_a_writer_and_then_removes_its_rows(postgres):
+    """A process a test left running may be inside a transaction that writes rows referring to
+    rows the flush deletes. The flush waits for it, as TRUNCATE did, and its rows go too: without
+    the lock, a writer committing between the DELETEs and the flush's COMMIT failed the flush."""
+    owner = UserFactory(username="olga")
+    repo = services.repository_create(owner=owner, name="proj")
+    writer = connection.copy()
+    writer.ensure_connection()
+    writer.set_autocommit(False)
+    try:
+        with writer.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO repos_membership (repository_id, user_id, role, created_at) VALUES (%s, %s, %s, now())",
+                [repo.pk, owner.pk, Role.MAINTAINER],
+            )
+        failures: list[BaseException] = []
+
+        def flush() -> None:
+            try:
+                connection.ops.execute_sql_flush(sql_flush(no_style(), connection, reset_sequences=False))
+            except BaseException as error:  # reported by the test's thread
+                failures.append(error)
+            finally:
+                connection.close()
+
+        flusher = threading.Thread(target=flush)
+        flusher.start()
+        wait_until(
+            lambda: _waiting_statements() == ["LOCK TABLE"],
+            timeout=10,
+            what="the flush waiting for the writer",
+        )
+        assert flusher.is_alive()
+        writer.commit()
+        flusher.join(timeout=30)
+    finally:
+        writer.close()
+    assert not flusher.is_alive() and failures == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM repos_membership")
+        assert cursor.fetchone()[0] == 0
+
+
+def _waiting_statements() -> list[str]:
+    """The first two words of every statement of this database waiting for a lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return [" ".join(row[0].split()[:2]) for row in cursor.fetchall()]

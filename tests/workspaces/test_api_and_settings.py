@@ -81,6 +81,7 @@ def test_maintainers_may_edit_setting_takes_effect(world):
         "ref_limit": 5,
         "delete_merged_refs": True,
         "branch_pushes_to_workspace": True,
+        "protected_tags": [],
     }
     mona.git("fetch", "--quiet", mona.remote, "refs/users/alice/t", check=True)
     mona.git("checkout", "--quiet", "FETCH_HEAD", check=True)
@@ -95,6 +96,38 @@ def test_maintainers_may_edit_setting_takes_effect(world):
     )
 
 
+def test_protected_tags_over_the_api_take_effect(world):
+    owner, mona = world.owner, world.add("mona", "maintainer")
+    api = api_for(owner)
+    response = api.patch(
+        "/api/v1/repos/owner/project/workspace-settings",
+        {"protected_tags": ["v*", " refs/tags/rc-? ", "v*"]},
+        format="json",
+    )
+    assert response.status_code == 200 and response.json()["protected_tags"] == ["v*", "rc-?"]
+    # Created as any tag, by a maintainer.
+    assert mona.push(f"{world.base_sha}:refs/tags/v1").returncode == 0
+    assert mona.push(f"{world.base_sha}:refs/tags/nightly").returncode == 0
+    moved = mona.commit("after the release")
+    # Moved by nobody: a maintainer's force-push and an admin's alike.
+    for result in (mona.push(f"+{moved}:refs/tags/v1"), owner.push(f"+{owner.commit('admin')}:refs/tags/v1")):
+        assert result.returncode != 0
+        assert (
+            "remote: hostsite: refs/tags/v1 is a protected tag (v*) and cannot be moved; "
+            "tag the new commit under a new name" in result.stderr
+        )
+    assert world.refs()["refs/tags/v1"] == world.base_sha
+    assert mona.push(f"+{moved}:refs/tags/nightly").returncode == 0  # no pattern matches it
+    deleted = mona.push(":refs/tags/v1")
+    assert deleted.returncode != 0 and "only the repository's admins may delete it" in deleted.stderr
+    assert owner.push(":refs/tags/v1").returncode == 0
+    assert "refs/tags/v1" not in world.refs()
+    bad = api.patch(
+        "/api/v1/repos/owner/project/workspace-settings", {"protected_tags": ["a b"]}, format="json"
+    )
+    assert bad.status_code == 400 and selectors.rules_for(world.repo).protected_tags == ("v*", "rc-?")
+
+
 def test_settings_page(world):
     client = Client()
     client.force_login(world.owner.user)
@@ -106,6 +139,11 @@ def test_settings_page(world):
     client.post("/owner/project/settings/workspaces", {"action": "settings", "ref_limit": "3"})
     ws = WorkspaceSettings.objects.get(repository=world.repo)
     assert ws.ref_limit == 3 and ws.maintainers_may_edit is False  # unchecked box
+    client.post(
+        "/owner/project/settings/workspaces", {"action": "protect-tags", "protected_tags": "v*\r\n\r\nrc-?\n"}
+    )
+    assert WorkspaceSettings.objects.get(repository=world.repo).tag_patterns() == ("v*", "rc-?")
+    assert "rc-?" in client.get("/owner/project/settings/workspaces").content.decode()
     response = client.post(
         "/owner/project/settings/workspaces", {"action": "protect", "branch": "-bad"}, follow=True
     )

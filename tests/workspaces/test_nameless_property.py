@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from repos import gitaccess, pushes, services, smarthttp
 from repos.errors import Conflict
+from repos.gitaccess import GitClient
 from repos.models import Role
 from repos.selectors import role_for
 from tests.factories import UserFactory
@@ -78,7 +79,7 @@ operations = st.lists(
 class Hosted:
     """One repository, its contributors and a working copy; pushes as the smart HTTP view runs them."""
 
-    def __init__(self, tmp_path: Path, env: dict[str, str]):
+    def __init__(self, tmp_path: Path, env: dict[str, str], branches=tuple(BRANCHES)):
         self.env = env
         tag = uuid.uuid4().hex[:8]
         self.owner = UserFactory(username=f"owner{tag}")
@@ -89,7 +90,7 @@ class Hosted:
         self.serial = 0
         self.git("init", "--quiet", "-b", "main", str(self.work), cwd=None)
         self.commit("base")
-        for branch in BRANCHES:
+        for branch in branches:
             self.push(self.owner, f"refs/heads/{branch}")
         # What the hosting platform wrote, by ref: the branch of the refs/for push that last
         # wrote it, and which refs a plain push created or a restore brought back.
@@ -133,23 +134,26 @@ class Hosted:
         self.git(
             "fetch",
             "--quiet",
+            "--prune",  # a ref deleted there may be a directory here now (refs/users/u/x/y, then x)
             str(self.path),
             "+refs/heads/*:refs/remotes/h/*",
             "+refs/users/*:refs/remotes/u/*",
         )
         self.git("checkout", "--quiet", "--detach", rev)
 
-    def push(self, user, ref: str, options=()) -> tuple[int, str]:
-        """`git push HEAD:<ref>` as `user`: receive-pack with the view's config and hook
-        environment, then the push recorded from what post-receive wrote."""
+    def push(self, user, ref: str, options=(), source: str = "HEAD") -> tuple[int, str]:
+        """`git push <source>:<ref>` as `user` (no source: a deletion): receive-pack with the
+        view's config and hook environment, then the push recorded from what post-receive wrote."""
         role = role_for(user, self.repo)
         pusher = smarthttp.Pusher(user=user, role=role)
-        new = self.git("rev-parse", "HEAD")
+        # "+HEAD": a forced push (git's own check compares with the branch it was shown).
+        new = self.git("rev-parse", source.lstrip("+")) if source else ZERO
         old = ZERO if ref.startswith("refs/for/") else self.refs().get(ref, ZERO)
         fd, updates = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
         os.close(fd)
         try:
-            req = smarthttp.git_request(self.repo, "receive-pack", pusher, None, [(old, new, ref)])
+            # A git client's request (not a web write): branch pushes of contributors are mapped.
+            req = smarthttp.git_request(self.repo, "receive-pack", pusher, GitClient(), [(old, new, ref)])
             config = gitaccess.git_config(req, advertise=False, refs=[ref])
             receive_pack = shlex.join(
                 ["git", *(f for k, v in config for f in ("-c", f"{k}={v}")), "receive-pack"]
@@ -172,7 +176,7 @@ class Hosted:
                 f"--receive-pack={receive_pack}",
                 *(f for option in options for f in ("-o", option)),
                 str(self.path),
-                f"HEAD:{ref}",
+                f"{source}:{ref}",
             ]
             result = subprocess.run(argv, env=env, capture_output=True, text=True)
             text = Path(updates).read_text()
@@ -228,7 +232,7 @@ class Hosted:
             assert self.proposed_for.get(ref, branch) == branch, ("another branch's ref moved", ref)
             if topic is None:
                 assert self.proposed_for.get(ref) == branch and self.ancestor(old, new), ref
-                assert ref.startswith(f"refs/users/{self.users[user].username}/{branch}/"), ref
+                assert ref.startswith(f"refs/users/{self.users[user].username}/{branch}-"), ref
             else:
                 assert ref.endswith(f"/{topic}")
             event("advanced" if topic is None else "topic moved")
@@ -267,7 +271,7 @@ class Hosted:
     def do_plain(self, user, shaped):
         self.start_at("refs/remotes/h/main")
         sha = self.commit(f"{user} plain")
-        name = f"main/{sha[:12]}" if shaped else f"named-{self.serial}"
+        name = f"main-{sha[:12]}" if shaped else f"named-{self.serial}"
         ref = f"refs/users/{self.users[user].username}/{name}"
         code, out = self.push(self.users[user], ref)
         assert code == 0, out

@@ -29,7 +29,7 @@ def test_nameless_push_creates_then_advances(world):
     first = alice.commit("feature part 1")
     result = alice.push("HEAD:refs/for/main")
     assert result.returncode == 0, result.stderr
-    name = f"refs/users/alice/main/{first[:12]}"
+    name = f"refs/users/alice/main-{first[:12]}"
     assert world.refs()[name] == first
     assert name in result.stdout  # git prints the ref the server chose
     # The push was recorded under the real ref.
@@ -53,8 +53,8 @@ def test_unrelated_work_gets_a_new_head(world):
     two = alice.commit("two", name="other.txt")
     assert alice.push("HEAD:refs/for/main").returncode == 0
     refs = world.refs()
-    assert refs[f"refs/users/alice/main/{one[:12]}"] == one
-    assert refs[f"refs/users/alice/main/{two[:12]}"] == two
+    assert refs[f"refs/users/alice/main-{one[:12]}"] == one
+    assert refs[f"refs/users/alice/main-{two[:12]}"] == two
 
 
 def test_topic_from_path_and_from_push_option(world):
@@ -90,7 +90,7 @@ def test_a_restored_merged_ref_never_takes_unrelated_work(world, celery_worker_p
     first = alice.commit("part one", name="one.txt")
     result = alice.push("HEAD:refs/for/main", options=["title=Part one"])
     assert result.returncode == 0, result.stderr
-    merged_ref = f"refs/users/alice/main/{first[:12]}"
+    merged_ref = f"refs/users/alice/main-{first[:12]}"
     merged = wait_until(
         lambda: Proposal.objects.filter(repository=world.repo, source_ref=merged_ref).first(),
         timeout=10,
@@ -119,7 +119,7 @@ def test_a_restored_merged_ref_never_takes_unrelated_work(world, celery_worker_p
     second = alice.commit("unrelated", name="two.txt")
     result = alice.push("HEAD:refs/for/main", options=["title=Part two"])
     assert result.returncode == 0, result.stderr
-    fresh = f"refs/users/alice/main/{second[:12]}"
+    fresh = f"refs/users/alice/main-{second[:12]}"
     assert f"landed in {fresh}" in result.stderr
     refs = world.refs()
     assert refs[merged_ref] == first and refs[fresh] == second
@@ -145,7 +145,7 @@ def test_a_merged_head_is_not_advanced_while_cleanup_is_off(world):
     alice = world.add("alice")
     first = alice.commit("landed")
     assert alice.push("HEAD:refs/for/main").returncode == 0
-    head = f"refs/users/alice/main/{first[:12]}"
+    head = f"refs/users/alice/main-{first[:12]}"
     owner = world.owner
     owner.git("fetch", "--quiet", owner.remote, head, check=True)
     owner.git("merge", "--ff-only", "--quiet", "FETCH_HEAD", check=True)
@@ -157,7 +157,7 @@ def test_a_merged_head_is_not_advanced_while_cleanup_is_off(world):
     result = alice.push("HEAD:refs/for/main")
     assert result.returncode == 0, result.stderr
     refs = world.refs()
-    assert refs[head] == first and refs[f"refs/users/alice/main/{second[:12]}"] == second
+    assert refs[head] == first and refs[f"refs/users/alice/main-{second[:12]}"] == second
     # A topic whose ref holds merged work is not reused for other work either.
     alice.git("checkout", "--quiet", "-b", "t", first, check=True)
     alice.commit("topic one", name="t.txt")
@@ -188,13 +188,36 @@ def test_heads_for_other_branches_and_topics_are_left_alone(world):
     result = alice.push("HEAD:refs/for/main")
     assert result.returncode == 0, result.stderr
     refs = world.refs()
-    assert refs[f"refs/users/alice/release/{one[:12]}"] == one
+    assert refs[f"refs/users/alice/release-{one[:12]}"] == one
     assert refs["refs/users/alice/topic-a"] == one
-    assert refs[f"refs/users/alice/main/{two[:12]}"] == two
+    assert refs[f"refs/users/alice/main-{two[:12]}"] == two
     # A directly pushed ref shaped like a nameless head is not one.
     three = alice.commit("direct")
-    assert alice.push(f"HEAD:refs/users/alice/main/{three[:12]}").returncode == 0
+    assert alice.push(f"HEAD:refs/users/alice/main-{three[:12]}").returncode == 0
     four = alice.commit("after direct")
     assert alice.push("HEAD:refs/for/main").returncode == 0
     refs = world.refs()
-    assert refs[f"refs/users/alice/main/{two[:12]}"] == four  # the nameless head it builds on
+    assert refs[f"refs/users/alice/main-{two[:12]}"] == four  # the nameless head it builds on
+
+
+def test_a_branch_push_and_a_nameless_push_of_main_never_collide(world):
+    # The newcomer's day: commit on main, `git push origin main` (it lands in the workspace,
+    # refs/users/alice/main), then a nameless push for main, then main again: each lands.
+    alice = world.add("alice")
+    first = alice.commit("on main")
+    result = alice.push("main")
+    assert result.returncode == 0, result.stderr
+    second = alice.commit("more on main")
+    result = alice.push("HEAD:refs/for/main")
+    assert result.returncode == 0, result.stderr
+    assert "cannot lock ref" not in result.stderr
+    refs = world.refs()
+    assert refs["refs/users/alice/main"] == first
+    assert refs[f"refs/users/alice/main-{second[:12]}"] == second
+    # The other order: a nameless head for main exists, and main is pushed again.
+    third = alice.commit("still on main")
+    result = alice.push("main")
+    assert result.returncode == 0, result.stderr
+    refs = world.refs()
+    assert refs["refs/users/alice/main"] == third
+    assert refs[f"refs/users/alice/main-{second[:12]}"] == second

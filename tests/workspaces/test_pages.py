@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from repos.git import run_git
+from gitcore.git import run_git
 from tests.support.wait import wait_until
 from workspaces.models import Workspace, WorkspaceSettings
 
@@ -68,7 +68,7 @@ def test_ref_page_shows_commits_and_escaped_diff(busy):
 
 
 def test_nameless_ref_page(busy):
-    name = next(r for r in busy.refs() if r.startswith("refs/users/bob/main/"))
+    name = next(r for r in busy.refs() if r.startswith("refs/users/bob/main-"))
     response = Client().get("/owner/project/workspaces/bob/" + name.removeprefix("refs/users/bob/"))
     assert response.status_code == 200 and "bob&#x27;s nameless work" in response.content.decode()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from repos.diffs import empty_tree
-from repos.gittools import rev_parse
+from gitcore.gitdiff import empty_tree
+from gitcore.gittools import rev_parse
 from tests.gitutil import git
 from workspaces import patchids
 

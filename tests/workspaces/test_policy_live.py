@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.workspaces.test_policy import expected
+from tests.repos.test_pushpolicy import expected
 from workspaces.models import ProtectedBranch, WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

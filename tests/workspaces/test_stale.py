@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gitcore.git import run_git
+from gitcore.gittools import ref_exists
 from repos.errors import Forbidden
-from repos.git import run_git
-from repos.gittools import ref_exists
 from tests.factories import RepositoryFactory
 from tests.reviews.conftest import Scene
 from workspaces.stale import stale_refs, stale_refs_archive

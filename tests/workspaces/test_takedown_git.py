@@ -1,84 +1,26 @@
-"""Taken-down and hidden content stays down in git, tried the way an attacker would: wants in
-upper case over protocol v2, object-info, and re-publishing by pointing a new ref at the id
-(with an empty pack, or with the objects) or by building on it."""
+"""Taken-down content stays down in pushes, tried the way an attacker would: re-publishing a
+take-down's commits by pointing a new ref at the id (with an empty pack, or with the objects)
+or by building on it. Hiding a workspace blocks nobody else's push. Fetches by id are in
+tests/workspaces/test_fetch_oracles.py, the rule's finer cases in test_republishing.py."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import http.client
-import os
-import struct
-import subprocess
-
 import pytest
-from django.conf import settings
 
 from repos.models import Push, RefUpdate
 from tests.factories import UserFactory
+from tests.workspaces.rawgit import (
+    ZERO,
+    empty_pack,
+    pkt,
+    post,
+    served_pack,
+    v2_fetch,
+)
 from workspaces import moderation
 from workspaces.models import WorkspaceSettings
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-
-ZERO = "0" * 40
-
-
-def pkt(text: str | bytes) -> bytes:
-    data = text.encode() if isinstance(text, str) else text
-    return f"{len(data) + 4:04x}".encode() + data
-
-
-def empty_pack() -> bytes:
-    header = b"PACK" + struct.pack(">II", 2, 0)
-    return header + hashlib.sha1(header).digest()  # noqa: S324 - git's pack checksum
-
-
-def post(world, service: str, body: bytes, *, who=None, v2: bool = False) -> tuple[int, bytes]:
-    headers = {"Content-Type": f"application/x-git-{service}-request"}
-    if v2:
-        headers["Git-Protocol"] = "version=2"
-    if who is not None:
-        headers["Authorization"] = (
-            "Basic " + base64.b64encode(f"{who.username}:{who.token}".encode()).decode()
-        )
-    conn = http.client.HTTPConnection(world.host, timeout=60)
-    try:
-        conn.request("POST", f"/{world.repo.full_name}.git/git-{service}", body=body, headers=headers)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
-
-
-def v2_fetch(world, oid: str, who=None) -> tuple[int, bytes]:
-    body = pkt("command=fetch\n") + b"0001" + pkt(f"want {oid}\n") + pkt("done\n") + b"0000"
-    return post(world, "upload-pack", body, who=who, v2=True)
-
-
-def object_info_request(oid: str) -> bytes:
-    return pkt("command=object-info\n") + b"0001" + pkt("size\n") + pkt(f"oid {oid}\n") + b"0000"
-
-
-def v2_object_info(world, oid: str, who=None) -> tuple[int, bytes]:
-    return post(world, "upload-pack", object_info_request(oid), who=who, v2=True)
-
-
-def git_answers_object_info(world, oid: str) -> bool:
-    """Whether the installed git itself, asked directly, serves object-info without advertising
-    it: 2.39 does, newer git refuses the command ("invalid command 'object-info'")."""
-    result = subprocess.run(
-        [settings.GIT_BINARY, "upload-pack", "--stateless-rpc", str(world.repo.disk_path)],
-        input=object_info_request(oid),
-        env={**os.environ, "GIT_PROTOCOL": "version=2"},
-        capture_output=True,
-        timeout=60,
-    )
-    return oid.encode() in result.stdout
-
-
-def served_pack(status: int, body: bytes) -> bool:
-    return status == 200 and b"PACK" in body
 
 
 @pytest.fixture
@@ -107,65 +49,52 @@ def hide(scene):
     )
 
 
-@pytest.mark.parametrize("moderate", [take_down, hide])
-def test_wants_in_any_case_are_refused(scene, moderate):
-    moderate(scene)
-    for oid in (scene.sha, scene.sha.upper(), scene.sha[:20].upper() + scene.sha[20:]):
-        for who in (None, scene.bob):
-            status, body = v2_fetch(scene, oid, who)
-            assert not served_pack(status, body), (oid, who)
-            assert status in (400, 403, 404), status
-    # The same request for canonical content is served: the refusal is about the content.
-    assert served_pack(*v2_fetch(scene, scene.base_sha.upper()))
-
-
-@pytest.mark.parametrize("moderate", [take_down, hide])
-def test_object_info_says_nothing_of_hidden_objects(scene, moderate):
-    tree = scene.alice.git("rev-parse", f"{scene.sha}^{{tree}}", check=True).stdout.strip()
-    moderate(scene)
-    for oid in (scene.sha, tree.upper()):
-        status, body = v2_object_info(scene, oid)
-        assert status != 200 or oid.lower().encode() not in body.lower(), (status, body)
-    # Visible objects get their size where git serves object-info without advertising it (2.39);
-    # where git refuses the command, the answer names no object either.
-    status, body = v2_object_info(scene, scene.base_sha)
-    if git_answers_object_info(scene, scene.base_sha):
-        assert status == 200 and scene.base_sha.encode() in body, (status, body)
-    else:
-        assert scene.base_sha.encode() not in body, (status, body)
-
-
 def raw_push(scene, who, sha: str, ref: str) -> bytes:
     body = pkt(f"{ZERO} {sha} {ref}\0 report-status\n") + b"0000" + empty_pack()
     _status, answer = post(scene, "receive-pack", body, who=who)
     return answer
 
 
-@pytest.mark.parametrize("moderate", [take_down, hide])
-def test_an_empty_pack_cannot_re_publish_a_hidden_commit(scene, moderate):
-    moderate(scene)
-    answer = raw_push(scene, scene.bob, scene.sha, "refs/users/bob/again")
-    # Without side-band the hook's reason is not relayed; the policy itself allows this ref.
-    assert b"ng refs/users/bob/again pre-receive hook declined" in answer, answer
+REFUSED = "a moderator took down or blocked"
+
+
+def test_an_empty_pack_cannot_re_publish_a_taken_down_commit(scene):
+    take_down(scene)
+    for oid in (scene.sha, scene.sha.upper()):
+        answer = raw_push(scene, scene.bob, oid, "refs/users/bob/again")
+        # Without side-band the hook's reason is not relayed; the policy itself allows this ref.
+        assert b"ng refs/users/bob/again pre-receive hook declined" in answer, answer
     assert "refs/users/bob/again" not in scene.refs()
     assert not RefUpdate.objects.filter(ref="refs/users/bob/again").exists()
 
 
-@pytest.mark.parametrize("moderate", [take_down, hide])
-def test_pushing_or_building_on_hidden_work_is_refused(scene, moderate):
-    moderate(scene)
+def test_pushing_or_building_on_taken_down_work_is_refused(scene):
+    take_down(scene)
     bob = scene.bob
     before = Push.objects.count()
     result = bob.push(f"{scene.sha}:refs/users/bob/copy")
-    assert result.returncode != 0 and "taken down or hidden by a moderator" in result.stderr, result.stderr
+    assert result.returncode != 0 and REFUSED in result.stderr, result.stderr
     bob.git("checkout", "--quiet", "-b", "on-top", scene.sha, check=True)
     bob.commit("built on it", name="mine.txt")
     for refspec in ("HEAD:refs/users/bob/on-top", "HEAD:refs/for/main"):
         result = bob.push(refspec)
-        assert result.returncode != 0 and "taken down or hidden" in result.stderr, (refspec, result.stderr)
+        assert result.returncode != 0 and REFUSED in result.stderr, (refspec, result.stderr)
     assert Push.objects.count() == before
     refs = scene.refs()
     assert not any(ref.startswith("refs/users/bob/") for ref in refs), refs
+
+
+def test_hiding_a_workspace_blocks_nobody_elses_push(scene):
+    # A hidden workspace is out of sight, not under a legal hold: bob, who fetched alice's
+    # work while it was public, may build on it in his own workspace, where it shows as his.
+    hide(scene)
+    bob = scene.bob
+    assert b"ok refs/users/bob/again" in raw_push(scene, bob, scene.sha, "refs/users/bob/again")
+    bob.git("checkout", "--quiet", "-b", "on-top", scene.sha, check=True)
+    bob.commit("built on it", name="mine.txt")
+    result = bob.push("HEAD:refs/users/bob/on-top")
+    assert result.returncode == 0, result.stderr
+    assert scene.refs()["refs/users/bob/again"] == scene.sha
 
 
 def test_the_owner_of_a_hidden_workspace_keeps_working_on_it(scene):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from repos.git import run_git
+from gitcore.git import run_git
 from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.repos.histories import Work

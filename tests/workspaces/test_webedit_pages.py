@@ -11,7 +11,7 @@ import re
 import pytest
 from django.test import Client
 
-from repos.git import run_git
+from gitcore.git import run_git
 from repos.models import Visibility
 from tests.factories import UserFactory
 from tests.workspaces.webedit_pages_support import (

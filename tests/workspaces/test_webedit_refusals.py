@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from repos.git import run_git
+from gitcore.git import run_git
 from tests.factories import UserFactory
 from tests.workspaces.webedit_pages_support import (
     XSS,

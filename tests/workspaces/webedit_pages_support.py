@@ -11,9 +11,9 @@ from pathlib import Path
 
 from django.test import Client
 
+from gitcore.git import run_git
+from gitcore.gittools import rev_parse
 from repos import services as repo_services
-from repos.git import run_git
-from repos.gittools import rev_parse
 from repos.models import Role, Visibility
 from tests.factories import UserFactory
 from tests.gitutil import git

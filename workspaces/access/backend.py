@@ -3,39 +3,40 @@ contract (repos.gitaccess)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
+from gitcore.hiderefs import is_hidden
 from repos.gitaccess import BaseGitAccess, GitRequest
+from repos.hooks import refspace
 from repos.hooks.updates import is_zero
-from workspaces import browse, nameless, selectors, visibility
+from workspaces import browse, nameless, visibility
 from workspaces.access import hiding
+from workspaces.visibility import gitface
 
 HERE = Path(__file__).resolve().parent
 
 
 class WorkspaceAccess(BaseGitAccess):
-    def policy_source(self) -> Path:
-        # The hooks judge pushes with the ref-namespace policy.
-        return HERE / "policy.py"
-
     def extra_hooks(self) -> dict[str, Path]:
         # Nameless pushes (refs/for/...), mapped branch pushes and writes to others' workspaces
-        # go through proc-receive; the modules it imports are installed beside it.
+        # go through proc-receive; the modules it imports are installed beside it (and repos'
+        # own, hookgit.py among them, beside every hook).
         hooks = HERE.parent / "hooks"
         return {
             "proc-receive": hooks / "proc_receive.py",
-            **{name: hooks / name for name in ("hookgit.py", "refcas.py", "nameless_push.py")},
+            **{name: hooks / name for name in ("refcas.py", "nameless_push.py")},
         }
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         repo, user = req.repository, req.user
-        env = selectors.rules_for(repo).to_env()
+        env = {}
+        # The repository's rules come from settings.PUSH_RULES (selectors.rules_for), whatever
+        # the backends; mapping branch pushes is this backend's, through its proc-receive.
         # Only a git client's push goes through proc-receive: a web write (no client) to
         # refs/heads/ is a write to the branch, and the policy must judge it as one.
         mapped = user is not None and req.client is not None and hiding.maps_branches(repo, req.role)
         env["HOSTSITE_MAP_BRANCHES"] = "1" if mapped else "0"
-        creates = (f"refs/users/{user.username}/", "refs/for/") if user is not None else ()
+        creates = (refspace.workspace_prefix(user.username), refspace.FOR) if user is not None else ()
         if user is not None and any(
             (is_zero(old) and ref.startswith(creates)) or (mapped and ref.startswith("refs/heads/"))
             for old, _new, ref in req.commands
@@ -50,14 +51,14 @@ class WorkspaceAccess(BaseGitAccess):
             # An atomic push may route every ref through proc-receive, hidden ones included:
             # the hook refuses those, as git would have (hiding.routed_refs).
             hidden = hiding.push_hidden(repo, user, req.role)
-            refused = sorted({ref for _o, _n, ref in req.commands if hiding.is_hidden(ref, hidden)})
+            refused = sorted({ref for _o, _n, ref in req.commands if is_hidden(ref, hidden)})
             if refused:
                 env["HOSTSITE_PUSH_HIDDEN"] = " ".join(refused)
         # Which refs nameless pushes wrote, and which were restored after their work landed:
         # only the database knows, and proc-receive advances only the former.
         env.update(nameless.hook_environment(repo, user, req.commands))
-        # Pushes may not point refs at content a moderator took down or hid (pre-receive).
-        env.update(visibility.hook_environment(repo, user, req.role, req.commands))
+        # Pushes may not publish a take-down's commits or blocked content again (pre-receive).
+        env.update(visibility.hook_environment(repo, user, req.commands))
         return env
 
     def git_config(
@@ -78,9 +79,5 @@ class WorkspaceAccess(BaseGitAccess):
             return []
         return hiding.push_aliases(req.repository, req.user, req.role)
 
-    def commit_hidden(self, req: GitRequest, sha: str) -> bool:
-        return not visibility.view_for(req.repository, req.user).object_visible(sha)
-
-    def refused_wants(self, req: GitRequest, wants: Callable[[], list[str]]) -> str | None:
-        # Protocol v2 serves objects by id whatever hideRefs says: wants are checked too.
-        return hiding.refused_wants(req.repository, req.user, req.role, wants)
+    def hidden_objects(self, req: GitRequest, oids: frozenset[str]) -> set[str]:
+        return gitface.hidden_objects(req.repository, req.user, req.role, oids)

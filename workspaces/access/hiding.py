@@ -1,34 +1,18 @@
-"""Which refs a git request may see and reach: per-request hideRefs for fetches and pushes,
-and the protocol v2 wants no hideRefs stops."""
+"""Which refs a git request may see and write: per-request hideRefs for fetches and pushes,
+and which refs a push routes through proc-receive. What the viewer may not see comes from the
+visibility component's git face (workspaces.visibility.gitface); this module says how a push
+uses it."""
 
 from __future__ import annotations
 
+from gitcore.hiderefs import is_hidden
+from repos.hooks import refspace
+from repos.hooks.pushpolicy import WRITE_ROLES
 from repos.names import IMPORTED_REFS
-from repos.visibility import normalize_oid
-from workspaces import selectors, visibility
+from workspaces import selectors
+from workspaces.visibility import gitface
+from workspaces.visibility.rule import ARCHIVE, TAKEDOWN
 
-# Where cleanup keeps deleted workspace refs (workspaces.cleanup): never advertised, never
-# pushable. Protocol v0 refuses wants no advertised ref reaches; git 2.39's v2 serves any object
-# asked for by id, so archived (landed) work stays fetchable by someone who knows its id.
-ARCHIVE = "refs/archive/"
-# Where a take-down moves a workspace's refs (workspaces.moderation): hidden from everyone,
-# staff included, in git; staff read the content through the web pages only.
-TAKEDOWN = "refs/takedown/"
-
-
-def _sees_hidden(user, role: str) -> bool:
-    return role == "admin" or bool(user is not None and user.is_active and user.is_staff)
-
-
-def _hidden_workspaces(repo, user, role: str) -> list[str]:
-    """refs/users/<u>/ of the hidden and taken-down workspaces this user may not see."""
-    if _sees_hidden(user, role):
-        return []
-    own = user.username if user is not None else None
-    return [f"refs/users/{name}/" for name in selectors.invisible_usernames(repo) if name != own]
-
-
-WRITE_ROLES = ("maintainer", "admin")
 # The namespaces a push advertisement shows (refs/users/: the pusher's own part), and refs/for/.
 SHOWN_SPACES = frozenset({"heads", "tags", "users", "for"})
 
@@ -43,39 +27,36 @@ def push_hidden(repo, user, role: str) -> list[str]:
     """The receive.hideRefs values of a push (not its advertisement): git refuses updates of
     refs they hide, and the pre-receive policy explains every other refusal."""
     if selectors.may_edit_others(role, repo):
-        # Others' workspaces, but hidden and taken-down ones (admins see those).
-        return [ARCHIVE, TAKEDOWN, IMPORTED_REFS, *_hidden_workspaces(repo, user, role)]
-    return ["refs/users/", f"!refs/users/{user.username}/", ARCHIVE, TAKEDOWN, IMPORTED_REFS]
-
-
-def is_hidden(ref: str, values: list[str]) -> bool:
-    """git's reading of hideRefs values: the last one that matches decides ("!" exposes)."""
-    for value in reversed(values):
-        negated = value.startswith("!")
-        prefix = value[1:] if negated else value
-        prefix = prefix.rstrip("/")
-        if ref == prefix or ref.startswith(prefix + "/"):
-            return not negated
-    return False
+        # Others' workspaces, but those hidden from this pusher.
+        return [ARCHIVE, TAKEDOWN, IMPORTED_REFS, *gitface.hidden_workspace_prefixes(repo, user, role)]
+    return [
+        refspace.WORKSPACES,
+        f"!{refspace.workspace_prefix(user.username)}",
+        ARCHIVE,
+        TAKEDOWN,
+        IMPORTED_REFS,
+    ]
 
 
 def routed_refs(repo, user, role: str, commands, *, atomic: bool) -> list[str]:
     """The receive.procReceiveRefs of a push: the refs the proc-receive hook writes."""
     refs = [ref for _old, _new, ref in commands]
     hidden = push_hidden(repo, user, role)
-    routed = ["refs/for/"]
+    routed = [refspace.FOR]
     if maps_branches(repo, role):
         routed.append("refs/heads/")
     elif selectors.may_edit_others(role, repo):
         # Others' workspaces are hidden from every push advertisement, so git sends an update of
         # one as a creation: proc-receive judges it against the ref's tip. Only the workspaces
         # this push names, so a push to one's own refs never starts the hook.
-        own = f"refs/users/{user.username}/"
+        own = refspace.workspace_prefix(user.username)
         routed += sorted(
             {
-                "refs/users/" + ref[len("refs/users/") :].partition("/")[0] + "/"
+                refspace.WORKSPACES + ref[len(refspace.WORKSPACES) :].partition("/")[0] + "/"
                 for ref in refs
-                if ref.startswith("refs/users/") and not ref.startswith(own) and not is_hidden(ref, hidden)
+                if ref.startswith(refspace.WORKSPACES)
+                and not ref.startswith(own)
+                and not is_hidden(ref, hidden)
             }
         )
     if role == "admin":
@@ -105,13 +86,10 @@ def git_config(
     repo, user, role: str, *, service: str, advertise: bool, commands=(), atomic: bool = False
 ) -> list[tuple[str, str]]:
     if service == "upload-pack":
-        return [
-            ("uploadpack.hideRefs", value)
-            for value in (ARCHIVE, TAKEDOWN, IMPORTED_REFS, *_hidden_workspaces(repo, user, role))
-        ]
+        return [("uploadpack.hideRefs", value) for value in gitface.upload_hide_values(repo, user, role)]
     if service != "receive-pack" or user is None:
         return []
-    own = f"refs/users/{user.username}/"
+    own = refspace.workspace_prefix(user.username)
     pairs = [
         # While a push sits in quarantine, the repository is its "alternate", and the
         # connectivity check lists every alternate ref, hideRefs or not: 100k workspace refs
@@ -123,10 +101,10 @@ def git_config(
     if advertise:
         # Every pusher, maintainers and admins too, is shown the canonical refs and their own
         # workspace only: with 100k workspace refs the advertisement is 7.3 MB, this way under
-        # 1 KB. Said as "hide everything but these", so repos.advertisement lists them by prefix
+        # 1 KB. Said as "hide everything but these", so gitcore.advertisement lists them by prefix
         # instead of receive-pack reading all 100k (~13 ms a push). Other namespaces
         # (refs/archive/; none is pushable by a contributor) are hidden too.
-        pairs += [("receive.procReceiveRefs", "refs/for/")]
+        pairs += [("receive.procReceiveRefs", refspace.FOR)]
         return pairs + [
             ("receive.hideRefs", value) for value in ("refs/", "!refs/heads/", "!refs/tags/", f"!{own}")
         ]
@@ -142,29 +120,16 @@ def git_config(
         # Others' workspaces hidden but for those this push names (routed to proc-receive):
         # receive-pack's connectivity check skips hidden refs, and 100k workspace tips cost a
         # maintainer's push ~40 ms (bench/branch_push.py). Moderated workspaces stay hidden.
-        named = [f"!{prefix}" for prefix in routed if prefix.startswith("refs/users/")]
-        hidden = ["refs/users/", f"!{own}", *named, *hidden]
+        named = [f"!{prefix}" for prefix in routed if prefix.startswith(refspace.WORKSPACES)]
+        hidden = [refspace.WORKSPACES, f"!{own}", *named, *hidden]
     return pairs + [("receive.hideRefs", value) for value in hidden]
 
 
 def push_aliases(repo, user, role: str) -> list[tuple[str, str]]:
     """For a pusher whose branch pushes go to their workspace, their workspace refs are shown
-    to the push as branches too (repos.advertisement): git refuses to delete a ref it was not
+    to the push as branches too (gitcore.advertisement): git refuses to delete a ref it was not
     shown, and sends any ref it was not shown as a creation, so neither `git push origin
     :my-fix` nor a `--force` could otherwise reach refs/users/<me>/my-fix."""
     if user is None or not maps_branches(repo, role):
         return []
-    return [("refs/heads/", f"refs/users/{user.username}/")]
-
-
-def refused_wants(repo, user, role: str, read_wants) -> str | None:
-    """Protocol v2 serves any object asked for by id (`want`, and `oid` in object-info),
-    whatever hideRefs says: ids are normalised (git takes upper-case hex) and checked against
-    what this viewer may see. Repositories with nothing moderated never parse the request."""
-    view = visibility.view_for(repo, user)
-    if not view.restricts:
-        return None
-    oids = {normalize_oid(want) for want in read_wants()}
-    if None in oids or view.hidden_objects(oid for oid in oids if oid):
-        return "git upload-pack: not our ref (the object is not available)"
-    return None
+    return [("refs/heads/", refspace.workspace_prefix(user.username))]

@@ -2,17 +2,16 @@
 # lands in the pusher's workspace under a name the server picks. A push that fast-forwards one
 # of the pusher's live nameless heads for the same branch advances it (nameless_head); any other
 # work gets a ref of its own. Imported by proc-receive only when a push names refs/for/.
-# Standalone: no Django, no project imports (see repos/hooks/__init__.py).
+# Standalone: no Django, no project imports (see repos/hooks/__init__.py). How heads are
+# named, and why that layout never collides with a mapped branch push: refspace.py.
 import re
 
+import refspace
 from hookgit import ZERO, is_ancestor, is_zero, run
 from refcas import Plan
 
-SHORT = 12
+SHORT = refspace.NAMELESS_SHORT
 _TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-# A nameless head's last component: the commit it was created at, abbreviated (longer when 12
-# digits are ambiguous), and a number when that name was taken.
-_NAMELESS = re.compile(r"^[0-9a-f]{12,64}(?:-[0-9]+)?$")
 MAX_SAME_NAME = 100
 
 
@@ -25,7 +24,7 @@ def split_target(rest):
     parts = rest.split("/")
     for cut in range(len(parts), 0, -1):
         branch = "/".join(parts[:cut])
-        if ref_exists(f"refs/heads/{branch}"):
+        if ref_exists(refspace.branch_ref(branch)):
             return branch, "/".join(parts[cut:])
     return None, rest
 
@@ -38,32 +37,32 @@ def plan(old, new, ref, pusher, options, limit, heads=None, restored=frozenset()
     if is_zero(new):
         return Plan.refused(
             ref,
-            f"deleting through refs/for/ is not possible; delete the workspace ref: "
-            f"git push origin :refs/users/{pusher}/<name>",
+            f"deleting through {refspace.FOR} is not possible; delete the workspace ref: "
+            f"git push origin :{refspace.workspace_ref(pusher, '<name>')}",
         )
-    branch, topic = split_target(ref[len("refs/for/") :])
+    branch, topic = split_target(refspace.for_target(ref))
     if branch is None:
         return Plan.refused(
-            ref, f"no branch {topic!r} to propose work for; push to refs/for/<existing branch>"
+            ref, f"no branch {topic!r} to propose work for; push to {refspace.for_ref('<existing branch>')}"
         )
-    if is_ancestor(new, f"refs/heads/{branch}"):
+    if is_ancestor(new, refspace.branch_ref(branch)):
         # A head at a commit the branch has would be merged work from the start, and every
         # later push on top of the branch would descend from it.
         return Plan.refused(
             ref, f"no new changes: {new[:SHORT]} is already on {branch}; commit your work and push again"
         )
     topic = options.get("topic") or topic
-    prefix = f"refs/users/{pusher}/"
+    prefix = refspace.workspace_prefix(pusher)
     if topic:
         if not _TOPIC.match(topic):
             return Plan.refused(ref, f"invalid topic {topic!r}: letters, digits, '.', '_' and '-'")
-        target = f"{prefix}{topic}"
+        target = refspace.workspace_ref(pusher, topic)
         current = run("rev-parse", "--verify", "--quiet", target).stdout.strip() or ZERO
         refusal = retired_topic(target, current, branch, heads, restored)
         if refusal:
             return Plan.refused(ref, refusal)
     else:
-        target, current = nameless_target(new, branch, f"{prefix}{branch}/", heads, restored)
+        target, current = nameless_target(new, branch, pusher, heads, restored)
         if target is None:
             return Plan.refused(ref, f"too many workspace refs named after {new[:SHORT]}; delete some")
     if is_zero(current):
@@ -72,46 +71,51 @@ def plan(old, new, ref, pusher, options, limit, heads=None, restored=frozenset()
             return Plan.refused(
                 ref,
                 f"your workspace already holds {limit} refs, the limit; delete some with "
-                f"git push origin :refs/users/{pusher}/<name>",
+                f"git push origin :{refspace.workspace_ref(pusher, '<name>')}",
             )
     forced = not is_zero(current) and current != new and not is_ancestor(current, new)
     return Plan(ref, target, current, new, forced, f"hostsite: nameless push by {pusher} to {ref}")
 
 
-def nameless_target(new, branch, base, heads, restored):
+def nameless_target(new, branch, pusher, heads, restored):
     """(ref, its current tip or ZERO) for a nameless push of `new` for `branch`: the nameless
-    head it builds on, or else a fresh name under `base` (refs/users/<pusher>/<branch>/)."""
-    head = nameless_head(new, branch, base, heads, restored)
+    head it builds on, or else a fresh name (refspace.nameless_ref) that is neither a ref nor
+    the directory of one, so git never fails to lock it."""
+    head = nameless_head(new, branch, pusher, heads, restored)
     if head:
         return head
     short = run("rev-parse", f"--short={SHORT}", new).stdout.strip()
-    # The name is taken by a head that may not advance (restored, merged, or other work):
-    # a numbered name beside it, never that ref.
-    taken = set(run("for-each-ref", "--format=%(refname)", f"{base}{short}*").stdout.split())
+    # The name is taken by a head that may not advance (restored, merged, or other work), or
+    # by a ref a plain push put below that name: a numbered name beside it, never that ref.
+    first = refspace.nameless_ref(pusher, branch, short)
+    # Patterns with a '*' match one component (for-each-ref uses wildmatch with WM_PATHNAME):
+    # the names beside, then everything below them.
+    listed = run("for-each-ref", "--format=%(refname)", f"{first}*", f"{first}*/**").stdout.split()
     for n in range(1, MAX_SAME_NAME + 1):
-        name = f"{base}{short}" + (f"-{n}" if n > 1 else "")
-        if name not in taken:
+        name = refspace.nameless_ref(pusher, branch, short, n)
+        if not refspace.name_conflicts(name, listed):
             return name, ZERO
     return None, ZERO
 
 
-def nameless_head(new, branch, base, heads, restored):
+def nameless_head(new, branch, pusher, heads, restored):
     """The pusher's nameless head for `branch` that `new` fast-forwards, as (ref, tip), or None.
-    Candidates: refs named `<base><hex>[-<n>]` that nameless pushes for this branch wrote
-    (a plain push may use such a name too), that hold work the branch lacks (a merged head
-    would capture every later push built on the branch), and that were not restored after
-    merged-ref cleanup archived them (their work landed). Topic refs live outside `base`."""
+    Candidates: refs shaped as nameless heads for this branch that nameless pushes for it
+    wrote (a plain push may use such a name too), that hold work the branch lacks (a merged
+    head would capture every later push built on the branch), and that were not restored after
+    merged-ref cleanup archived them (their work landed). A topic ref is never one: the
+    database names it with its branch, but its shape is not a nameless head's."""
     listed = run(
         "for-each-ref",
         "--sort=-committerdate",
         "--format=%(refname) %(objectname)",
-        f"--no-merged=refs/heads/{branch}",
-        base,
+        f"--no-merged={refspace.branch_ref(branch)}",
+        refspace.workspace_ref(pusher, f"{refspace.nameless_stem(branch)}-*"),
     ).stdout
     for line in listed.splitlines():
         head_ref, head_sha = line.split(" ", 1)
         if (
-            not _NAMELESS.match(head_ref[len(base) :])
+            not refspace.is_nameless_for(head_ref, branch)
             or heads.get(head_ref) != branch
             or head_ref in restored
         ):
@@ -130,7 +134,7 @@ def retired_topic(target, current, branch, heads, restored):
         return None
     if target in restored:
         why = "was restored after its work landed"
-    elif is_ancestor(current, f"refs/heads/{branch}"):
+    elif is_ancestor(current, refspace.branch_ref(branch)):
         why = f"holds work already on {branch}"
     elif heads.get(target, branch) != branch:
         why = f"holds work proposed for {heads[target]}"
@@ -148,7 +152,7 @@ def note_target(ref, refname):
     updates_file = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
     if not updates_file:
         return
-    branch, _topic = split_target(ref[len("refs/for/") :])
+    branch, _topic = split_target(refspace.for_target(ref))
     if branch:
         with open(updates_file, "a", encoding="utf-8") as fh:
             fh.write(f"option hostsite.for={refname} {branch}\n")

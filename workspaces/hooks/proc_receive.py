@@ -17,20 +17,36 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hookgit import is_zero, run  # installed beside this hook (repos.storage.install_hooks)
+import failsafe  # installed beside this hook (repos.storage.install_hooks)
+import refspace
+from hookgit import is_zero, run
+from pushpolicy import WRITE_ROLES
 from refcas import Plan, apply, apply_atomic, plan_cas, plan_direct
+from refnames import shown
 
-WRITE_ROLES = ("maintainer", "admin")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_OID = frozenset("0123456789abcdef")
+
+
+class Malformed(Exception):
+    """git's input is not the proc-receive protocol: nothing is written, the push is refused."""
 
 
 def read_pkt(stream):
     header = stream.read(4)
     if len(header) < 4:
-        raise EOFError
+        raise Malformed("the input ends early")
+    if not set(header) <= _HEX:
+        raise Malformed(f"a packet length is not hex ({header!r})")
     length = int(header, 16)
     if length == 0:
         return None
-    return stream.read(length - 4)
+    if length < 4:
+        raise Malformed(f"a packet length of {length}")
+    payload = stream.read(length - 4)
+    if len(payload) < length - 4:
+        raise Malformed("the input ends inside a packet")
+    return payload
 
 
 def read_section(stream):
@@ -43,7 +59,8 @@ def read_section(stream):
 
 
 def write_pkt(stream, text):
-    data = text.encode() if isinstance(text, str) else text
+    # A ref name's bytes that are not UTF-8 go back to git as they came (read_commands).
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     stream.write(f"{len(data) + 4:04x}".encode() + data)
 
 
@@ -58,7 +75,7 @@ class Push:
     def __init__(self, env, options, atomic):
         self.atomic = atomic
         self.pusher = env.get("HOSTSITE_PUSHER", "")
-        self.own = f"refs/users/{self.pusher}/"
+        self.own = refspace.workspace_prefix(self.pusher)
         self.options = options
         self.limit = env_int("HOSTSITE_WORKSPACE_REF_LIMIT", 1000)
         # Branch pushes of those who may not write branches go to their workspace.
@@ -85,7 +102,7 @@ class Push:
         if count >= self.limit:
             return (
                 f"your workspace already holds {self.limit} refs, the limit; delete some with "
-                f"git push origin :refs/users/{self.pusher}/<name>"
+                f"git push origin :{refspace.workspace_prefix(self.pusher)}<name>"
             )
         return None
 
@@ -94,7 +111,7 @@ class Push:
             return Plan.refused(ref, "pushes must go through hostsite's HTTP endpoint")
         if ref in self.hidden:
             return Plan.refused(ref, "deny updating a hidden ref")
-        if ref.startswith("refs/for/"):
+        if ref.startswith(refspace.FOR):
             import nameless_push  # its regular expressions only for the pushes that need them
 
             plan = nameless_push.plan(
@@ -120,7 +137,7 @@ class Push:
                 limit_check=self.workspace_full,
                 optimistic=not self.atomic,  # an atomic push writes nothing before all are judged
             )
-        elif ref.startswith("refs/users/") and not ref.startswith(self.own):
+        elif ref.startswith(refspace.WORKSPACES) and not ref.startswith(self.own):
             message = f"hostsite: push by {self.pusher}"
             plan = plan_cas(ref, ref, old, new, self.options, message=message, optimistic=not self.atomic)
         else:
@@ -131,18 +148,45 @@ class Push:
         return plan
 
 
+def read_commands(stream):
+    """The section of `<old> <new> <ref>` commands. A ref name is kept byte for byte (its bytes
+    that are not UTF-8 as surrogates): git and the report get it back exactly."""
+    commands = []
+    for line in read_section(stream):
+        parts = line.decode("utf-8", "surrogateescape").rstrip("\n").split(" ", 2)
+        if (
+            len(parts) != 3
+            or not all(len(p) in (40, 64) and set(p) <= _OID for p in parts[:2])
+            or not parts[2]
+        ):
+            raise Malformed(f"a command is not <old> <new> <ref> ({len(line)} bytes)")
+        commands.append(parts)
+    return commands
+
+
 def main() -> int:
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        return serve(sys.stdin.buffer, sys.stdout.buffer)
+    except Malformed as exc:
+        sys.stderr.write(
+            f"hostsite: proc-receive: git's input was not understood ({exc}); nothing was written\n"
+        )
+        return 1
+
+
+def serve(stdin, stdout) -> int:
     # Version negotiation: ask for push options (-o topic=..., -o force); learn whether the
     # push is atomic.
     first = read_section(stdin)
-    caps = first[0].split(b"\0", 1)[1].decode().split() if first and b"\0" in first[0] else []
+    caps = (
+        first[0].split(b"\0", 1)[1].decode("utf-8", "replace").split() if first and b"\0" in first[0] else []
+    )
     want_options = "push-options" in caps
     atomic = "atomic" in caps
     write_pkt(stdout, "version=1\0" + ("push-options" if want_options else ""))
     stdout.write(b"0000")
     stdout.flush()
-    commands = [line.decode().rstrip("\n").split(" ", 2) for line in read_section(stdin)]
+    commands = read_commands(stdin)
     options = {}
     if want_options:
         for raw in read_section(stdin):
@@ -162,13 +206,13 @@ def main() -> int:
         for line in extra:
             write_pkt(stdout, line)
         if status.startswith("ok ") and plan.target != plan.ref:
-            if plan.ref.startswith("refs/for/"):
+            if plan.ref.startswith(refspace.FOR):
                 import nameless_push
 
                 nameless_push.note_target(plan.ref, plan.target)
             # Only report-status-v2 carries `option refname`, and libgit2 and dulwich speak v1:
             # their users learn the name from this `remote:` line (tests/repos/test_other_clients.py).
-            sys.stderr.write(f"hostsite: {plan.ref} landed in {plan.target}\n")
+            sys.stderr.write(f"hostsite: {shown(plan.ref)} landed in {shown(plan.target)}\n")
             sys.stderr.flush()
     stdout.write(b"0000")
     stdout.flush()
@@ -176,4 +220,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(failsafe.run(main, "proc-receive", "the refs it had not updated yet were left as they were"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import template
 from django.conf import settings
 
-from repos import catfile
+from gitcore import catfile
 from workspaces.webedit import files
 from workspaces.webedit.places import page_url
 

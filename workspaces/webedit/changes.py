@@ -9,13 +9,13 @@ move still applies, on whatever commit the service builds on (`parent`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
+from gitcore.oids import is_printed_id
 from repos.errors import Conflict, InvalidInput
 from repos.hooks.refnames import shown
 from workspaces.webedit import files, paths, text, trees
@@ -23,7 +23,6 @@ from workspaces.webedit.types import FileChange
 
 MAX_CHANGES = 100
 KINDS = ("edit", "add", "upload", "delete")
-_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ def check_request(changes: Sequence[FileChange]) -> list[Checked]:
             raise InvalidInput(f"Unknown change {str(change.kind)[:20]!r}.", fields={"kind": ["invalid"]})
         if (change.content is None) != (change.kind == "delete"):
             raise InvalidInput("A deletion has no content, and every other change has some.")
-        if change.expected_blob is not None and not _OID.fullmatch(change.expected_blob):
+        if change.expected_blob is not None and not is_printed_id(change.expected_blob):
             raise InvalidInput(
                 "The expected blob is not a full object id.", fields={"expected_blob": ["invalid"]}
             )

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-OID = r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$"
+from gitcore.oids import is_printed_id
+
 MESSAGE_MAX = 10_000
 NAME_MAX = 200
 # Uploads: per file the edit limit (settings.WEB_EDIT_MAX_BYTES: a larger file is view-only),
@@ -20,10 +21,14 @@ def upload_total_max() -> int:
     return settings.WEB_UPLOAD_MAX_BYTES
 
 
-def _oid_field() -> forms.RegexField:
-    return forms.RegexField(
-        regex=OID, widget=forms.HiddenInput, error_messages={"invalid": "Not an object id."}
-    )
+def _is_id(value: str) -> None:
+    if not is_printed_id(value):
+        raise forms.ValidationError("Not an object id.", code="invalid")
+
+
+def _oid_field() -> forms.CharField:
+    # The shape only: the service reads the id for the repository's format.
+    return forms.CharField(widget=forms.HiddenInput, validators=[_is_id])
 
 
 class CommitForm(forms.Form):

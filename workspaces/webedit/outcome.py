@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
+from gitcore.gittools import is_ancestor, rev_parse
 from repos import browse
-from repos.gittools import is_ancestor, rev_parse
 from workspaces.webedit.places import WORKSPACES, Place
 
 DIFF_MAX_LINES = 2000

@@ -13,15 +13,16 @@ from urllib.parse import quote
 
 from django.urls import reverse
 
+from gitcore.git import is_valid_refname
+from gitcore.gittools import ref_map, rev_parse
 from repos import browse
-from repos.git import is_valid_refname
-from repos.gittools import ref_map, rev_parse
+from repos.hooks import refspace
 from repos.models import Role
 from repos.selectors import role_for
 from repos.visibility import view_for
 from workspaces import selectors
 
-WORKSPACES = "refs/users/"
+WORKSPACES = refspace.WORKSPACES
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def proposal_edit_links(repo, user, number: int, source_ref: str, files) -> list
     """(path, editor URL) for each file a proposal's revision changes and still has, when the
     viewer may commit to its ref (its author; maintainers while they may edit workspaces;
     admins): the commit lands on that ref, a new revision as if pushed. `files` are
-    repos.diffs.FileDiff; binary files are replaced by upload, not edited."""
+    render.diffs.FileDiff; binary files are replaced by upload, not edited."""
     owner = (
         source_ref.removeprefix(WORKSPACES).split("/", 1)[0] if source_ref.startswith(WORKSPACES) else None
     )

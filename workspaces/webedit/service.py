@@ -26,12 +26,14 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.urls import reverse
 
+from gitcore.git import is_valid_refname
+from gitcore.gittools import RefTransaction, ref_map, rev_parse, zero_like
+from gitcore.oids import parse_for
 from repos import gitaccess, objectcheck, selectors, sources
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
-from repos.git import is_valid_refname
 from repos.gitaccess import GitRequest
 from repos.gitprotocol import Pusher
-from repos.gittools import RefTransaction, ref_map, rev_parse, zero_like
+from repos.hooks import refspace
 from repos.hooks.refnames import invisible_reason, shown
 from repos.hooks.updates import Update
 from repos.locking import repository_lock
@@ -42,7 +44,6 @@ from workspaces.webedit import changes, files, paths, trees
 from workspaces.webedit.types import Editable, EditRequest, EditResult
 
 MAX_MESSAGE_BYTES = 64 * 1024
-_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
 
 
@@ -94,7 +95,7 @@ def suggest_name(repo, user, kind: str, path: str) -> str:
     ascii_words = unicodedata.normalize("NFKD", "-".join(words)).encode("ascii", "ignore").decode().lower()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_words).strip("-")[:40].strip("-") or "file"
     verb = kind if kind in changes.KINDS else "edit"
-    prefix = f"refs/users/{user.username}/"
+    prefix = refspace.workspace_prefix(user.username)
     taken = {ref[len(prefix) :] for ref in ref_map(repo.disk_path, prefix)}
     stem, n = f"{verb}-{slug}", 1
     name = stem
@@ -131,8 +132,8 @@ def clean_message(message: str) -> str:
 
 def _commit(repo, commit: str) -> str:
     """The full id of an existing commit; nothing else (no ref names, no abbreviations)."""
-    sha = (commit or "").strip().lower()
-    if not _OID.fullmatch(sha) or rev_parse(repo.disk_path, sha) != sha:
+    sha = parse_for(repo.disk_path, (commit or "").strip())
+    if sha is None or rev_parse(repo.disk_path, sha) != sha:
         raise NotFound("That commit does not exist in this repository.", fields={"base_commit": ["unknown"]})
     return sha
 
@@ -177,10 +178,10 @@ def _refs(req: EditRequest, username: str) -> tuple[str, str]:
         raise InvalidInput(
             "Name the ref of your workspace that gets this commit.", fields={"name": ["required"]}
         )
-    ref = name if name.startswith("refs/") else f"refs/users/{username}/{name}"
-    if not ref.startswith("refs/users/"):
+    ref = name if name.startswith("refs/") else refspace.workspace_ref(username, name)
+    if not ref.startswith(refspace.WORKSPACES):
         raise InvalidInput(
-            "A workspace commit goes to a ref under refs/users/.", fields={"name": ["invalid"]}
+            f"A workspace commit goes to a ref under {refspace.WORKSPACES}.", fields={"name": ["invalid"]}
         )
     return base_ref, _checked_ref(ref, "workspace ref")
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from repos.git import run_git
+from gitcore.git import run_git
 
 
 @dataclass(frozen=True)

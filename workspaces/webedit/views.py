@@ -22,9 +22,9 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
+from gitcore.gittools import is_ancestor
 from repos import browse
 from repos.errors import Conflict, Forbidden, ServiceError
-from repos.gittools import is_ancestor
 from repos.views import form_error, repo_or_404
 from repos.views.browse import display, url_for
 from workspaces.webedit import forms, outcome, places, service

@@ -15,11 +15,11 @@ from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Valu
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from hostsite.queues import replica_queue
 from replication import nodes as site_nodes
 from replication import status
 from replication.models import Node, NodeRole, ReplicaState
-from replication.queues import replica_queue
-from repos import changelog, selectors
+from repos import changelog, enqueue, selectors
 from repos.management.base import SubcommandCommand, subparser
 from repos.models import Repository, RepositoryChange
 
@@ -126,14 +126,16 @@ class Command(SubcommandCommand):
             targets = sorted(site_nodes.live_replicas(), key=lambda node: node.name)
             if not targets:
                 raise CommandError("no live replica (none seen recently); name one with --node")
-        from replication.tasks import sync_repository
-
         # Forgotten first: until the fresh copy is made, the replica holds nothing it can vouch
         # for, and reads of the repository go to the primary.
         ReplicaState.objects.filter(node__in=targets, repository=repo).delete()
         for node in targets:
-            sync_repository.apply_async(
-                (repo.pk, repo.generation), {"fresh": True}, queue=replica_queue(node.name)
+            enqueue.send(
+                "replication.tasks.sync_repository",
+                repo.pk,
+                repo.generation,
+                kwargs={"fresh": True},
+                queue=replica_queue(node.name),
             )
             self.stdout.write(
                 f"{node.name}: copying {repo.full_name} afresh (generation {repo.generation}); "

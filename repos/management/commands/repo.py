@@ -4,6 +4,7 @@ from django.core.management.base import CommandError
 
 from repos import importing, maintenance, netguard, selectors, services
 from repos.errors import ServiceError
+from repos.hooks import refspace
 from repos.management.base import SubcommandCommand, get_user, subparser
 from repos.models import RefsMode, Role, Visibility
 
@@ -40,7 +41,7 @@ class Command(SubcommandCommand):
             choices=RefsMode.values,
             default=RefsMode.DEFAULT,
             help="with --import: 'all' also keeps the other namespaces (refs/pull/...) "
-            "under refs/imported/, never advertised",
+            f"under {refspace.IMPORTED}, never advertised",
         )
         member = subparser(subparsers, "member", "give a user a role on a repository", self)
         member.add_argument("full_name", metavar="OWNER/NAME")

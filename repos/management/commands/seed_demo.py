@@ -11,8 +11,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from gitcore.git import run_git
 from repos import services
-from repos.git import run_git
+from repos.hooks import refspace
 from repos.models import User
 
 DEMO_USER = "demo"
@@ -29,7 +30,7 @@ FILES = [
     ),
     (
         "CONTRIBUTING.md",
-        "Push to your workspace:\n\n    git push origin HEAD:refs/for/main\n",
+        f"Push to your workspace:\n\n    git push origin HEAD:{refspace.FOR}main\n",
         "Explain how to contribute",
     ),
 ]
