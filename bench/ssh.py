@@ -18,7 +18,7 @@ What it does, on loopback and under one temporary directory:
    `migrate`, a user `bench` owning `bench/big`, the client's ed25519 key registered,
    `ssh_prepare`, `ssh_gateway`, and the sshd it prepared (AuthorizedKeysCommand, forced command
    `hostsite-shell`, the gateway forking a child per session, git served through
-   repos.smarthttp, hooks and the push's record included). No web server: SSH does not need it.
+   repos.pipeline, hooks and the push's record included). No web server: SSH does not need it.
    (b) plain OpenSSH + git-shell (bench/harness/plainssh.py): a second sshd, the `gitplain`
    account (login shell git-shell), the repository in its home, the same key in authorized_keys.
 3. Clone throughput: `git clone --bare --no-local` of the whole repository, protocol v2 (the

@@ -41,7 +41,7 @@ def serve(**kwargs) -> int:
     session.services.touch_last_used = _timed("touch_last_used", session.services.touch_last_used)
     session._user_grant = _timed("authorize", session._user_grant)
     for name in ("advertise", "rpc"):
-        setattr(transport.smarthttp, name, _timed(name, getattr(transport.smarthttp, name)))
+        setattr(transport.pipeline, name, _timed(name, getattr(transport.pipeline, name)))
     transport._send = _timed("send (git runs, hooks, record)", transport._send)
     t0 = time.perf_counter()
     release = transport.channel.release

@@ -22,7 +22,7 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
     main_old = git.run("--git-dir", str(ws), "rev-parse", "main~1").strip()
 
     def env(repo: str, pusher: str, role: str, ref_count: int | None = None) -> dict[str, str]:
-        # What repos/smarthttp.py and workspaces/access/ give the hook for these rules;
+        # What repos/pipeline/ and workspaces/access/ give the hook for these rules;
         # for a push that creates workspace refs the view also passes the pusher's ref count.
         extra = {} if ref_count is None else {"HOSTSITE_WORKSPACE_REF_COUNT": str(ref_count)}
         return extra | {

@@ -3,8 +3,9 @@
 `GET /_replication/<id>.git/info/refs?service=git-upload-pack` and
 `POST /_replication/<id>.git/git-upload-pack`, as smart HTTP with nothing hidden: workspaces,
 take-down and archive refs, everything a replica must hold to serve or to keep. The git
-machinery is repos.smarthttp's (request bodies checked by repos.requestbody, git streamed by
-gitcore.gitstream); only the access decision differs, and it is all or nothing: a bearer token
+machinery is repos.pipeline's (request bodies checked by repos.requestbody, git streamed by
+gitcore.gitstream), with a replica's steps: nothing hidden, screened or counted; only the
+access decision differs, and it is all or nothing: a bearer token
 signed with the site's SECRET_KEY for a node name, at most TOKEN_MAX_AGE seconds old. Anything
 else, and any request on a replica, answers 404 exactly as an unknown path does, so the route
 tells an outsider nothing. Repositories are addressed by id (soft-deleted ones too: an
@@ -13,22 +14,15 @@ undelete must find them on the replicas), never by name, so renames do not matte
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
-
 from django.conf import settings
 from django.core import signing
 from django.http import Http404, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from gitcore import pktline
-from gitcore.git import popen_git
-from gitcore.gitstream import Feeder, GitProcessResponse
-from gitcore.oids import object_format
 from hostsite.node_settings import NODE_NAME
-from repos.gitprotocol import GitHTTPError, parse_git_protocol, repository_dir, wants_v2
+from repos import pipeline
+from repos.gitprotocol import GitHTTPError, Pusher, parse_git_protocol
 from repos.models import Repository
-from repos.requestbody import prepare_body
 
 TOKEN_SALT = "hostsite.replication.fetch"  # noqa: S105 - a salt, not a secret
 TOKEN_MAX_AGE = 300
@@ -66,10 +60,6 @@ def _repository(request, repo_id: int) -> Repository:
     return repo
 
 
-def _git_env(protocol: str | None) -> dict[str, str]:
-    return {"GIT_PROTOCOL": protocol} if protocol else {}
-
-
 def _error(exc: GitHTTPError) -> HttpResponse:
     return HttpResponse(exc.message + "\n", status=exc.status, content_type="text/plain; charset=utf-8")
 
@@ -79,23 +69,9 @@ def info_refs(request, repo_id: int):
     if request.method != "GET" or request.GET.get("service") != f"git-{SERVICE}":
         raise Http404
     try:
-        protocol = parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
-        path = repository_dir(repo)
+        return pipeline.advertise(_call(request, repo))
     except GitHTTPError as exc:
         return _error(exc)
-    # v0/v1 start with the service line, as git http-backend writes it; v2's capability
-    # advertisement stands alone.
-    prefix = b"" if wants_v2(protocol) else pktline.encode(f"# service=git-{SERVICE}\n") + pktline.FLUSH
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(
-        [SERVICE, "--stateless-rpc", "--advertise-refs", str(path)],
-        env=_git_env(protocol),
-        stdin=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    return GitProcessResponse(
-        proc, content_type=f"application/x-git-{SERVICE}-advertisement", prefix=prefix, stderr_file=stderr
-    )
 
 
 @csrf_exempt  # a bearer token, never a cookie
@@ -109,22 +85,13 @@ def upload_pack(request, repo_id: int):
     if encoding not in ("", "identity", "gzip", "x-gzip"):
         return HttpResponse(status=415)
     try:
-        protocol = parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
-        path = repository_dir(repo)
         # wsgi.input, not request.body: streamed, and gunicorn decodes chunked bodies there.
-        prepared = prepare_body(
-            SERVICE,
-            request.META["wsgi.input"],
-            gzip=encoding in ("gzip", "x-gzip"),
-            protocol=protocol,
-            fmt=object_format(path),
-        )
+        body = request.META["wsgi.input"]
+        return pipeline.rpc(_call(request, repo), body=body, gzip=encoding in ("gzip", "x-gzip"))
     except GitHTTPError as exc:
         return _error(exc)
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git([SERVICE, "--stateless-rpc", str(path)], env=_git_env(protocol), stderr=stderr)
-    feeder = Feeder(proc, prepared.prefix, prepared.rest)
-    feeder.start()
-    return GitProcessResponse(
-        proc, content_type=f"application/x-git-{SERVICE}-result", feeder=feeder, stderr_file=stderr
-    )
+
+
+def _call(request, repo: Repository) -> pipeline.GitCall:
+    protocol = parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
+    return pipeline.GitCall(repo, SERVICE, Pusher(None, None), protocol, transport=pipeline.REPLICA)

@@ -143,7 +143,7 @@ def record_file(path: Path, spooled: SpooledPush) -> Push | None:
 
 
 class LiveRecording:
-    """The web process's one attempt to record a push, after git exits (repos.smarthttp).
+    """The web process's one attempt to record a push, after git exits (repos.pipeline.push).
 
     `attempt()` runs at most once, whoever asks first: the response before its final flush (so
     the client can be told the record is delayed), or the response's close. Never raises."""

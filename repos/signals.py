@@ -36,7 +36,7 @@ commit_status_changed = Signal()
 # change_id, repository_id, generation, kind, actor_id (None for the platform's own). replication sends each live replica its job.
 repository_changed = Signal()
 
-# Sent while a push's response is still open, after the push is recorded (repos.smarthttp),
+# Sent while a push's response is still open, after the push is recorded (repos.pipeline.push),
 # with `send_robust`. kwargs: repository_id, generation (the push's in the log). A receiver may
 # block (replication waits for REPLICATION_MIN_ACKS replicas to hold it) and may return a
 # line for the client, which it sees as `remote: <line>`.

@@ -1,5 +1,5 @@
 """git's three services over an SSH channel, through the very code that serves smart HTTP
-(repos.smarthttp), so that hiding, the ref policy, proc-receive, the object checks, the hooks
+(repos.pipeline), so that hiding, the ref policy, proc-receive, the object checks, the hooks
 and the push's record are the same whichever way a client came.
 
 - receive-pack: the advertisement, then one request (the commands and the pack), exactly as a
@@ -32,7 +32,7 @@ from gitcore.git import piped, popen_git
 from gitcore.gitstream import GitProcessResponse
 from gitcore.oids import object_format
 from hostsite.celery import publishes_held, send_held
-from repos import gitaccess, smarthttp, transfers
+from repos import gitaccess, pipeline, transfers
 from repos.gitaccess import GitClient
 from repos.gitprotocol import GitHTTPError, Pusher, repository_dir, wants_v2
 from repos.models import Repository
@@ -52,7 +52,7 @@ class ChannelError(Exception):
 
 
 def _send(response: HttpResponseBase) -> None:
-    """Write a response of repos.smarthttp to the channel; always close it (that reaps git and
+    """Write a response of repos.pipeline to the channel; always close it (that reaps git and
     runs its on-exit work: the push's record, the transfer count)."""
     try:
         if isinstance(response, GitProcessResponse) and response.passes_through:
@@ -71,7 +71,7 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
     if protocol is not None and wants_v2(protocol):
         return _upload_pack_v2(repo, pusher, protocol, client)
     path = repository_dir(repo)
-    req = smarthttp.git_request(repo, "upload-pack", pusher, client)
+    req = pipeline.GitCall(repo, "upload-pack", pusher, protocol, "ssh", client).git_request()
     config = gitaccess.git_config(req, advertise=False, refs=None)
     argv = [arg for key, value in config for arg in ("-c", f"{key}={value}")]
     argv += ["upload-pack", "--strict", f"--timeout={IDLE_TIMEOUT}", str(path)]
@@ -105,7 +105,8 @@ def upload_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: 
 
 
 def _upload_pack_v2(repo: Repository, pusher: Pusher, protocol: str, client: GitClient) -> int:
-    _send(smarthttp.advertise(repo, "upload-pack", pusher, protocol, client, service_line=False))
+    call = pipeline.GitCall(repo, "upload-pack", pusher, protocol, "ssh", client)
+    _send(pipeline.advertise(call, service_line=False))
     reader = ChannelReader(0)
     try:
         while True:
@@ -116,16 +117,7 @@ def _upload_pack_v2(repo: Repository, pusher: Pusher, protocol: str, client: Git
             if request is None:
                 return 0
             try:
-                response = smarthttp.rpc(
-                    repo,
-                    "upload-pack",
-                    pusher,
-                    body=request,
-                    gzip=False,
-                    protocol=protocol,
-                    client=client,
-                    transport="ssh",
-                )
+                response = pipeline.rpc(call, body=request, gzip=False)
             except GitHTTPError as exc:
                 raise ChannelError(exc.message) from None
             _send(response)
@@ -137,19 +129,15 @@ def _upload_pack_v2(repo: Repository, pusher: Pusher, protocol: str, client: Git
 
 
 def receive_pack(repo: Repository, pusher: Pusher, protocol: str | None, client: GitClient) -> int:
-    _send(smarthttp.advertise(repo, "receive-pack", pusher, protocol, client, service_line=False))
+    _send(
+        pipeline.advertise(
+            pipeline.GitCall(repo, "receive-pack", pusher, protocol, "ssh", client), service_line=False
+        )
+    )
     reader = ChannelReader(0)
     try:
-        response = smarthttp.rpc(
-            repo,
-            "receive-pack",
-            pusher,
-            body=cast(BinaryIO, reader),
-            gzip=False,
-            protocol=None,
-            client=client,
-            transport="ssh",
-        )
+        call = pipeline.GitCall(repo, "receive-pack", pusher, None, "ssh", client)
+        response = pipeline.rpc(call, body=cast(BinaryIO, reader), gzip=False)
     except GitHTTPError as exc:
         reader.release()
         if reader.eof and exc.status == 400:

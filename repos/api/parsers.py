@@ -4,7 +4,7 @@ Python's json module recurses once per nesting level, so a body of a few thousan
 RecursionError (a 500) before any view ran; no request of this API nests more than a few
 levels. The size limit holds the whole body in memory at most once, and a larger body gets
 413 without being read further. Git's smart HTTP bodies never pass through here (they have
-their own limits in repos.smarthttp).
+their own limits in repos.pipeline).
 """
 
 from __future__ import annotations

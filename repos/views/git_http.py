@@ -1,5 +1,5 @@
 """Git smart HTTP endpoints: the HTTP glue around repos.gitaccess.authorize (who is asking,
-may they) and repos.smarthttp (git itself)."""
+may they) and repos.pipeline (git itself)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from repos import gitprotocol, smarthttp
+from repos import gitprotocol
 from repos.gitaccess import GitClient
 from repos.gitaccess.authorize import authorize
+from repos.pipeline.call import GitCall
+from repos.pipeline.serve import advertise, rpc
 from repos.redirects import RepositoryMoved, redirect_response
 
 REALM = 'Basic realm="hostsite"'
@@ -50,7 +52,8 @@ def info_refs(request, owner: str, name: str):
     try:
         protocol = gitprotocol.parse_git_protocol(request.META.get("HTTP_GIT_PROTOCOL"))
         repo, pusher = authorize(request, owner, name, service)
-        return smarthttp.advertise(repo, service, pusher, protocol, client=git_client(request, protocol))
+        call = GitCall(repo, service, pusher, protocol, client=git_client(request, protocol))
+        return advertise(call)
     except RepositoryMoved as moved:
         return redirect_response(request, owner, name, moved.repo)
     except gitprotocol.GitHTTPError as exc:
@@ -72,15 +75,8 @@ def service_rpc(request, owner: str, name: str, service: str):
         repo, pusher = authorize(request, owner, name, service)
         # wsgi.input, not request.body: the body is streamed, and gunicorn decodes chunked
         # transfer encoding there (Django's own stream would see an empty body).
-        return smarthttp.rpc(
-            repo,
-            service,
-            pusher,
-            body=request.META["wsgi.input"],
-            gzip=encoding in ("gzip", "x-gzip"),
-            protocol=protocol,
-            client=git_client(request, protocol),
-        )
+        call = GitCall(repo, service, pusher, protocol, client=git_client(request, protocol))
+        return rpc(call, body=request.META["wsgi.input"], gzip=encoding in ("gzip", "x-gzip"))
     except RepositoryMoved as moved:
         return redirect_response(request, owner, name, moved.repo)
     except gitprotocol.GitHTTPError as exc:

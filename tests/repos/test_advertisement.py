@@ -8,7 +8,7 @@ import pytest
 from gitcore import advertisement
 from gitcore.git import run_git
 from repos import services
-from repos.smarthttp import _service_argv, _with_limits
+from repos.pipeline.call import service_argv, with_limits
 from tests.factories import UserFactory
 from tests.gitutil import make_history
 from workspaces.access.hiding import git_config
@@ -84,7 +84,7 @@ def busy_repo(tmp_path, git_home):
 
 def git_advertisement(path, config, protocol):
     env = {"GIT_PROTOCOL": protocol} if protocol else None
-    argv = _service_argv("receive-pack", path, advertise=True, config=config)
+    argv = service_argv("receive-pack", path, advertise=True, config=config)
     return run_git(argv, env=env).stdout
 
 
@@ -92,7 +92,7 @@ def git_advertisement(path, config, protocol):
 def test_same_bytes_as_receive_pack(busy_repo, protocol):
     path = busy_repo.disk_path
     shown = advertisement.shown_prefixes(CONTRIBUTOR)
-    ours = advertisement.write(path, shown, _with_limits("receive-pack", CONTRIBUTOR), protocol)
+    ours = advertisement.write(path, shown, with_limits("receive-pack", CONTRIBUTOR), protocol)
     theirs = git_advertisement(path, CONTRIBUTOR, protocol)
     assert ours == theirs
     text = ours.decode()
@@ -109,7 +109,7 @@ def test_aliases_read_as_if_the_refs_were_branches(busy_repo):
     run_git(["update-ref", "refs/users/alice/feature", trunk], repo=path)  # unlike refs/heads/feature
     shown = advertisement.shown_prefixes(CONTRIBUTOR)
     aliases = [("refs/heads/", "refs/users/alice/")]
-    ours = advertisement.write(path, shown, _with_limits("receive-pack", CONTRIBUTOR), None, aliases=aliases)
+    ours = advertisement.write(path, shown, with_limits("receive-pack", CONTRIBUTOR), None, aliases=aliases)
     listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/users/alice/"], repo=path)
     for line in listed.text.splitlines():
         oid, ref = line.split(" ")
@@ -123,7 +123,7 @@ def test_aliases_read_as_if_the_refs_were_branches(busy_repo):
 def test_same_bytes_when_nothing_is_shown(busy_repo):
     config = [("receive.hideRefs", "refs/"), ("receive.hideRefs", "!refs/users/nobody/")]
     path = busy_repo.disk_path
-    ours = advertisement.write(path, ["refs/users/nobody"], _with_limits("receive-pack", config), None)
+    ours = advertisement.write(path, ["refs/users/nobody"], with_limits("receive-pack", config), None)
     assert ours == git_advertisement(path, config, None)
     assert b"capabilities^{}" in ours
 
@@ -195,7 +195,7 @@ def test_push_routes_to_proc_receive_only_what_it_must(busy_repo):
 
 
 def git_v2_capabilities(path, config):
-    argv = _service_argv("upload-pack", path, advertise=True, config=config)
+    argv = service_argv("upload-pack", path, advertise=True, config=config)
     return run_git(argv, env={"GIT_PROTOCOL": "version=2"}).stdout
 
 
@@ -251,7 +251,7 @@ def test_ls_refs_requests_covered(body, covered):
 
 def test_ls_refs_answer_is_upload_packs_and_follows_every_ref_change(busy_repo):
     path = busy_repo.disk_path
-    argv = _service_argv("upload-pack", path, advertise=False, config=[])
+    argv = service_argv("upload-pack", path, advertise=False, config=[])
     env = {"GIT_PROTOCOL": "version=2"}
     body = ls_refs_body(*CLONE)
 

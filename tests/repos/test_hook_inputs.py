@@ -73,7 +73,7 @@ def refused_once(result) -> str:
 
 
 def pusher_env(repo, user, spool: Path, updates: Path) -> dict[str, str]:
-    """What smarthttp hands the hooks of a maintainer's push (repos.smarthttp._hook_env)."""
+    """What the pipeline hands the hooks of a maintainer's push (repos.pipeline.push._hook_env)."""
     return {
         "HOSTSITE_PUSHER": user.username,
         "HOSTSITE_PUSHER_ID": str(user.pk),

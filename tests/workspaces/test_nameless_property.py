@@ -25,9 +25,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from repos import gitaccess, pushes, services, smarthttp
+from repos import gitaccess, pipeline, pushes, services
 from repos.errors import Conflict
 from repos.gitaccess import GitClient
+from repos.gitprotocol import Pusher
 from repos.models import Role
 from repos.selectors import role_for
 from tests.factories import UserFactory
@@ -145,7 +146,7 @@ class Hosted:
         """`git push <source>:<ref>` as `user` (no source: a deletion): receive-pack with the
         view's config and hook environment, then the push recorded from what post-receive wrote."""
         role = role_for(user, self.repo)
-        pusher = smarthttp.Pusher(user=user, role=role)
+        pusher = Pusher(user=user, role=role)
         # "+HEAD": a forced push (git's own check compares with the branch it was shown).
         new = self.git("rev-parse", source.lstrip("+")) if source else ZERO
         old = ZERO if ref.startswith("refs/for/") else self.refs().get(ref, ZERO)
@@ -153,7 +154,8 @@ class Hosted:
         os.close(fd)
         try:
             # A git client's request (not a web write): branch pushes of contributors are mapped.
-            req = smarthttp.git_request(self.repo, "receive-pack", pusher, GitClient(), [(old, new, ref)])
+            call = pipeline.GitCall(self.repo, "receive-pack", pusher, None, client=GitClient())
+            req = call.git_request([(old, new, ref)])
             config = gitaccess.git_config(req, advertise=False, refs=[ref])
             receive_pack = shlex.join(
                 ["git", *(f for k, v in config for f in ("-c", f"{k}={v}")), "receive-pack"]
