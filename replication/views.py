@@ -13,10 +13,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from replication import status
-from repos import ratelimits
-from repos.auth import parse_authorization
+from repos.auth import CredentialsRefused, presented_token
 from repos.models import TokenScope
-from repos.tokens import authenticate_token
 
 
 def _staff(user) -> bool:
@@ -27,20 +25,11 @@ def _token_user(request):
     """The staff user a read or write token in Authorization names, or None. A status token
     may only post commit statuses, so it reads nothing here. Tokens that fail count with the
     git and API failures of the address; past their limit none is checked (the answer stays 404)."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    if not header or ratelimits.auth_blocked(request) is not None:
-        return None
     try:
-        parsed = parse_authorization(header)
-    except ValueError:
-        ratelimits.auth_failed(request)
+        token = presented_token(request)
+    except CredentialsRefused:
         return None
-    if parsed is None:
-        return None
-    username, secret = parsed
-    token = authenticate_token(secret, username=username)
     if token is None:
-        ratelimits.auth_failed(request)
         return None
     if token.scope == TokenScope.STATUS:
         return None

@@ -45,26 +45,55 @@ def parse_authorization(header: str) -> tuple[str | None, str] | None:
     return None
 
 
+class CredentialsRefused(Exception):
+    """Credentials were presented and do not authenticate (`malformed`: not even readable), or
+    the address is past its limit of failures (`wait`: seconds, nothing was checked)."""
+
+    def __init__(self, detail: str, *, malformed: bool = False, wait: int | None = None):
+        super().__init__(detail)
+        self.malformed = malformed
+        self.wait = wait
+
+
+def presented_token(request):
+    """The token a request's Authorization header presents, or None when it presents none.
+
+    The one reading of token credentials, for git over HTTP, the API and the replication
+    status: past the limit of failures from this address no credential is even checked, and
+    each failure counts against the address (repos.ratelimits); a request that authenticates
+    is never counted. Raises CredentialsRefused."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if not header:
+        return None
+    wait = ratelimits.auth_blocked(request)
+    if wait is not None:
+        raise CredentialsRefused(ratelimits.AUTH_REASON, wait=wait)
+    try:
+        parsed = parse_authorization(header)
+    except ValueError as exc:
+        raise CredentialsRefused(str(exc), malformed=True, wait=ratelimits.auth_failed(request)) from None
+    if parsed is None:
+        return None
+    username, secret = parsed
+    token = authenticate_token(secret, username=username)
+    if token is None:
+        raise CredentialsRefused("invalid token", wait=ratelimits.auth_failed(request))
+    return token
+
+
 class AccessTokenAuthentication(authentication.BaseAuthentication):
     www_authenticate_realm = "hostsite"
 
     def authenticate(self, request):
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if header:
-            # Past the limit of failures from this address, no credential is even checked.
-            _throttle_if_limited(ratelimits.auth_blocked(request), ratelimits.AUTH_REASON)
         try:
-            parsed = parse_authorization(header)
-        except ValueError as exc:
-            _throttle_if_limited(ratelimits.auth_failed(request), ratelimits.AUTH_REASON)
-            raise exceptions.AuthenticationFailed(str(exc)) from None
-        if parsed is None:
-            return None
-        username, secret = parsed
-        token = authenticate_token(secret, username=username)
+            token = presented_token(request)
+        except CredentialsRefused as refused:
+            _throttle_if_limited(refused.wait, ratelimits.AUTH_REASON)
+            raise exceptions.AuthenticationFailed(
+                str(refused) if refused.malformed else "Invalid, expired or revoked token."
+            ) from None
         if token is None:
-            _throttle_if_limited(ratelimits.auth_failed(request), ratelimits.AUTH_REASON)
-            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+            return None
         if token.scope == TokenScope.STATUS:
             # Here as well as in the permission class: a view with permissions of its own (the
             # schema's) must not take a status token either.

@@ -15,11 +15,10 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from repos import ratelimits, selectors, sources
-from repos.auth import parse_authorization
+from repos.auth import CredentialsRefused, presented_token
 from repos.gitprotocol import SERVICES, GitHTTPError, Pusher
 from repos.models import Repository, TokenScope
 from repos.redirects import RepositoryMoved
-from repos.tokens import authenticate_token
 
 
 def git_credentials(request: HttpRequest):
@@ -30,34 +29,25 @@ def git_credentials(request: HttpRequest):
     past the limit every request with credentials from there gets 429 before they are checked
     (repos.ratelimits); requests that authenticate are never counted.
     """
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    if header:
-        _refuse_if_limited(ratelimits.auth_blocked(request))
     try:
-        parsed = parse_authorization(header)
-    except ValueError:
-        _refuse_if_limited(ratelimits.auth_failed(request))
-        raise GitHTTPError(401, "Malformed credentials") from None
-    if parsed is None:
-        return None, None
-    username, secret = parsed
-    token = authenticate_token(secret, username=username)
-    if token is None:
-        _refuse_if_limited(ratelimits.auth_failed(request))
+        token = presented_token(request)
+    except CredentialsRefused as refused:
+        if refused.wait is not None:
+            # One line: git prints a text/plain body of a failed info/refs as "remote: <line>".
+            message = ratelimits.message(ratelimits.AUTH_REASON, refused.wait)
+            raise GitHTTPError(429, message, retry_after=refused.wait) from None
+        if refused.malformed:
+            raise GitHTTPError(401, "Malformed credentials") from None
         raise GitHTTPError(
             401, "Invalid credentials: use your username and a personal access token as the password"
-        )
+        ) from None
+    if token is None:
+        return None, None
     if token.scope == TokenScope.STATUS:
         # A CI's status token only posts statuses (repos.api.permissions): refused before the
         # repository is looked up, so the answer is the same whether or not it exists.
         raise GitHTTPError(403, "This token may only post commit statuses; use a read or write token for git")
     return token.user, token
-
-
-def _refuse_if_limited(wait: int | None) -> None:
-    if wait is not None:
-        # One line: git prints a text/plain body of a failed info/refs as "remote: <line>".
-        raise GitHTTPError(429, ratelimits.message(ratelimits.AUTH_REASON, wait), retry_after=wait)
 
 
 def authorize(

@@ -12,6 +12,7 @@ from django.test import Client
 from gitcore.git import run_git
 from replication import internal
 from repos import services
+from repos.pipeline import serve
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -32,13 +33,13 @@ def repo():
 @pytest.fixture
 def git_runs(monkeypatch):
     started = []
-    real = internal.popen_git
+    real = serve.popen_git
 
     def spy(args, **kwargs):
         started.append(args)
         return real(args, **kwargs)
 
-    monkeypatch.setattr(internal, "popen_git", spy)
+    monkeypatch.setattr(serve, "popen_git", spy)
     return started
 
 
