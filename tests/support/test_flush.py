@@ -41,7 +41,7 @@ def test_the_flush_deletes_every_row_and_keeps_the_sequences(postgres):
     # As a transactional test's teardown asks for it: no sequence reset.
     statements = sql_flush(no_style(), connection, reset_sequences=False)
     assert statements[0] == "SET CONSTRAINTS ALL DEFERRED;"
-    assert statements[1].startswith("LOCK TABLE ") and statements[1].endswith(" IN SHARE ROW EXCLUSIVE MODE;")
+    assert statements[1].startswith("LOCK TABLE ") and statements[1].endswith(" IN EXCLUSIVE MODE;")
     assert all(sql.startswith("DELETE FROM ") for sql in statements[2:])
     connection.ops.execute_sql_flush(statements)
     tables = connection.introspection.django_table_names(only_existing=True)
@@ -71,18 +71,7 @@ def test_the_flush_waits_for_a_writer_and_then_removes_its_rows(postgres):
                 "INSERT INTO repos_membership (repository_id, user_id, role, created_at) VALUES (%s, %s, %s, now())",
                 [repo.pk, owner.pk, Role.MAINTAINER],
             )
-        failures: list[BaseException] = []
-
-        def flush() -> None:
-            try:
-                connection.ops.execute_sql_flush(sql_flush(no_style(), connection, reset_sequences=False))
-            except BaseException as error:  # reported by the test's thread
-                failures.append(error)
-            finally:
-                connection.close()
-
-        flusher = threading.Thread(target=flush)
-        flusher.start()
+        flusher, failures = _flushing()
         wait_until(
             lambda: _waiting_statements() == ["LOCK TABLE"],
             timeout=10,
@@ -97,6 +86,93 @@ def test_the_flush_waits_for_a_writer_and_then_removes_its_rows(postgres):
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM repos_membership")
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_writer_that_locked_a_row_for_update_waits_for_the_flush(postgres):
+    """Django's update_or_create reads the row FOR UPDATE, then writes it. A flush that lets
+    that read through and then deletes the row deadlocks with the write: PostgreSQL ends one
+    of them. Here the flush waits for the writer's transaction, which writes and ends."""
+    owner, member = UserFactory(username="olga"), UserFactory(username="maud")
+    repo = services.repository_create(owner=owner, name="proj")
+    services.membership_set(repo=repo, user=member, role=Role.READER)
+    writer = connection.copy()
+    writer.ensure_connection()
+    writer.set_autocommit(False)
+    try:
+        with writer.cursor() as cursor:
+            cursor.execute("SELECT id FROM repos_membership WHERE user_id = %s FOR UPDATE", [member.pk])
+        flusher, failures = _flushing()
+        wait_until(
+            lambda: _waiting_statements() == ["LOCK TABLE"],
+            timeout=10,
+            what="the flush waiting for the writer",
+        )
+        with writer.cursor() as cursor:
+            cursor.execute(
+                "UPDATE repos_membership SET role = %s WHERE user_id = %s", [Role.MAINTAINER, member.pk]
+            )
+        writer.commit()
+        flusher.join(timeout=30)
+    finally:
+        writer.close()
+    assert not flusher.is_alive() and failures == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM repos_membership")
+        assert cursor.fetchone()[0] == 0
+
+
+def test_a_flush_that_deadlocks_with_a_writer_runs_again(postgres):
+    """A writer holding a table the flush locks later, then writing one the flush locked
+    earlier: PostgreSQL ends the flush's transaction (it waited first, so its check finds the
+    cycle first), nothing of it is done, and it runs again once the writer is through."""
+    owner = UserFactory(username="olga")
+    repo = services.repository_create(owner=owner, name="proj")
+    writes = {
+        "repos_user": ("UPDATE repos_user SET first_name = 'Olga' WHERE id = %s", [owner.pk]),
+        "repos_repository": ("UPDATE repos_repository SET description = 'later' WHERE id = %s", [repo.pk]),
+    }
+    lock = sql_flush(no_style(), connection, reset_sequences=False)[1]
+    earlier, later = sorted(writes, key=lambda table: lock.index(f'"{table}"'))
+    writer = connection.copy()
+    writer.ensure_connection()
+    writer.set_autocommit(False)
+    try:
+        with writer.cursor() as cursor:
+            cursor.execute(*writes[later])
+        flusher, failures = _flushing()
+        wait_until(
+            lambda: _waiting_statements() == ["LOCK TABLE"],
+            timeout=10,
+            what="the flush waiting for the writer",
+        )
+        with writer.cursor() as cursor:
+            # Waits for the flush, which holds the earlier table: a deadlock, which ends the flush's try.
+            cursor.execute(*writes[earlier])
+        writer.commit()
+        flusher.join(timeout=30)
+    finally:
+        writer.close()
+    assert not flusher.is_alive() and failures == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT count(*) FROM repos_user) + (SELECT count(*) FROM repos_repository)")
+        assert cursor.fetchone()[0] == 0
+
+
+def _flushing() -> tuple[threading.Thread, list[BaseException]]:
+    """A flush started in a thread of its own (its own connection), and what it raised."""
+    failures: list[BaseException] = []
+
+    def flush() -> None:
+        try:
+            connection.ops.execute_sql_flush(sql_flush(no_style(), connection, reset_sequences=False))
+        except BaseException as error:  # reported by the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    flusher = threading.Thread(target=flush)
+    flusher.start()
+    return flusher, failures
 
 
 def _waiting_statements() -> list[str]:
