@@ -33,14 +33,13 @@ bench.smart_http starts it, with bench.harness):
    - the installed pre-receive hook run directly, with the environment the platform passes
      (`repos.gitaccess.push_env`, which brings HOSTSITE_BLOCKED_PREFIXES on
      bench/moderated only), carol creating a ref at a new commit.
-   It also checks that the rule applies: mallory's commit is a 404 page, a refused v2 want and
-   a refused push on bench/moderated, and served on bench/plain.
+   It checks the rule: mallory's commit is a 404, a refused want and push on bench/moderated,
+   served on bench/plain.
 
-Target: on bench/moderated, carol's pushes (both kinds) and the commit page within 1.2x of the
-same on bench/plain (ratio of medians; the median of per-round ratios is printed too).
+Target: on bench/moderated, carol's pushes (both kinds) and the commit page within 1.2x of
+bench/plain (ratio of medians; the median of per-round ratios is printed too).
 
-The machine may be shared and noisy: compare the ratios of one run, not absolute numbers
-across runs.
+The machine may be shared and noisy: compare the ratios of one run, not figures across runs.
 """
 
 from __future__ import annotations

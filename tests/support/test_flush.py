@@ -62,30 +62,11 @@ def test_the_flush_waits_for_a_writer_and_then_removes_its_rows(postgres):
     the lock, a writer committing between the DELETEs and the flush's COMMIT failed the flush."""
     owner = UserFactory(username="olga")
     repo = services.repository_create(owner=owner, name="proj")
-    writer = connection.copy()
-    writer.ensure_connection()
-    writer.set_autocommit(False)
-    try:
-        with writer.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO repos_membership (repository_id, user_id, role, created_at) VALUES (%s, %s, %s, now())",
-                [repo.pk, owner.pk, Role.MAINTAINER],
-            )
-        flusher, failures = _flushing()
-        wait_until(
-            lambda: _waiting_statements() == ["LOCK TABLE"],
-            timeout=10,
-            what="the flush waiting for the writer",
-        )
-        assert flusher.is_alive()
-        writer.commit()
-        flusher.join(timeout=30)
-    finally:
-        writer.close()
-    assert not flusher.is_alive() and failures == []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM repos_membership")
-        assert cursor.fetchone()[0] == 0
+    insert = (
+        "INSERT INTO repos_membership (repository_id, user_id, role, created_at) VALUES (%s, %s, %s, now())"
+    )
+    assert _flush_beside_a_writer((insert, [repo.pk, owner.pk, Role.MAINTAINER])) == []
+    assert _rows("repos_membership") == 0
 
 
 def test_a_writer_that_locked_a_row_for_update_waits_for_the_flush(postgres):
@@ -95,30 +76,10 @@ def test_a_writer_that_locked_a_row_for_update_waits_for_the_flush(postgres):
     owner, member = UserFactory(username="olga"), UserFactory(username="maud")
     repo = services.repository_create(owner=owner, name="proj")
     services.membership_set(repo=repo, user=member, role=Role.READER)
-    writer = connection.copy()
-    writer.ensure_connection()
-    writer.set_autocommit(False)
-    try:
-        with writer.cursor() as cursor:
-            cursor.execute("SELECT id FROM repos_membership WHERE user_id = %s FOR UPDATE", [member.pk])
-        flusher, failures = _flushing()
-        wait_until(
-            lambda: _waiting_statements() == ["LOCK TABLE"],
-            timeout=10,
-            what="the flush waiting for the writer",
-        )
-        with writer.cursor() as cursor:
-            cursor.execute(
-                "UPDATE repos_membership SET role = %s WHERE user_id = %s", [Role.MAINTAINER, member.pk]
-            )
-        writer.commit()
-        flusher.join(timeout=30)
-    finally:
-        writer.close()
-    assert not flusher.is_alive() and failures == []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM repos_membership")
-        assert cursor.fetchone()[0] == 0
+    read = ("SELECT id FROM repos_membership WHERE user_id = %s FOR UPDATE", [member.pk])
+    write = ("UPDATE repos_membership SET role = %s WHERE user_id = %s", [Role.MAINTAINER, member.pk])
+    assert _flush_beside_a_writer(read, write) == []
+    assert _rows("repos_membership") == 0
 
 
 def test_a_flush_that_deadlocks_with_a_writer_runs_again(postgres):
@@ -133,29 +94,44 @@ def test_a_flush_that_deadlocks_with_a_writer_runs_again(postgres):
     }
     lock = sql_flush(no_style(), connection, reset_sequences=False)[1]
     earlier, later = sorted(writes, key=lambda table: lock.index(f'"{table}"'))
+    # The second write waits for the flush, which holds the earlier table: a deadlock.
+    assert _flush_beside_a_writer(writes[later], writes[earlier]) == []
+    assert _rows("repos_user", "repos_repository") == 0
+
+
+def _flush_beside_a_writer(first: tuple, then: tuple | None = None) -> list[BaseException]:
+    """A writer runs `first` in a transaction; a flush starts and waits for it; the writer runs
+    `then` and commits. Returns what the flush raised, once it has ended."""
     writer = connection.copy()
     writer.ensure_connection()
     writer.set_autocommit(False)
     try:
         with writer.cursor() as cursor:
-            cursor.execute(*writes[later])
+            cursor.execute(*first)
         flusher, failures = _flushing()
         wait_until(
             lambda: _waiting_statements() == ["LOCK TABLE"],
             timeout=10,
             what="the flush waiting for the writer",
         )
-        with writer.cursor() as cursor:
-            # Waits for the flush, which holds the earlier table: a deadlock, which ends the flush's try.
-            cursor.execute(*writes[earlier])
+        if then is not None:
+            with writer.cursor() as cursor:
+                cursor.execute(*then)
         writer.commit()
         flusher.join(timeout=30)
     finally:
         writer.close()
-    assert not flusher.is_alive() and failures == []
+    assert not flusher.is_alive()
+    return failures
+
+
+def _rows(*tables: str) -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT (SELECT count(*) FROM repos_user) + (SELECT count(*) FROM repos_repository)")
-        assert cursor.fetchone()[0] == 0
+        total = 0
+        for table in tables:
+            cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(table)}")  # noqa: S608 - our names
+            total += cursor.fetchone()[0]
+        return total
 
 
 def _flushing() -> tuple[threading.Thread, list[BaseException]]:
