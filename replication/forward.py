@@ -40,8 +40,8 @@ CONNECT_TIMEOUT = 1.0
 # Once connected: as long as a slow clone may stay silent (git sends keep-alives well within).
 READ_TIMEOUT = 600.0
 CHUNK = 64 * 1024
-# The primary's answer to a probe is believed this long, per process.
-PROBE_TTL = 2.0
+# A primary that failed to answer is believed down this long, per process.
+DOWN_TTL = 2.0
 # Cheap on every node: a static file that runs no query.
 PROBE_PATH = "/favicon.ico"
 RETRY_AFTER = 30
@@ -111,7 +111,7 @@ def strip_mark(request) -> None:
 # --- is the primary up -------------------------------------------------------------------
 
 _probe_lock = threading.Lock()
-_probe: dict[str, float | bool] = {"at": -1e9, "up": True}
+_down_at: list[float] = []
 
 
 def _connection(timeout: float) -> http.client.HTTPConnection:
@@ -126,15 +126,21 @@ def _base_path() -> str:
 
 def note_primary(up: bool) -> None:
     with _probe_lock:
-        _probe.update(at=time.monotonic(), up=up)
+        _down_at[:] = [] if up else [time.monotonic()]
+
+
+def known_down() -> bool:
+    """Whether the primary failed to answer in this process less than DOWN_TTL seconds ago."""
+    with _probe_lock:
+        return bool(_down_at) and time.monotonic() - _down_at[0] < DOWN_TTL
 
 
 def primary_available() -> bool:
-    """Whether the primary answers HTTP at all (any status), asked at most every PROBE_TTL
-    seconds per process: a burst of pushes while it is down costs one probe, not one each."""
-    with _probe_lock:
-        if time.monotonic() - float(_probe["at"]) < PROBE_TTL:
-            return bool(_probe["up"])
+    """Whether the primary answers HTTP at all (any status). Only a failure is remembered
+    (DOWN_TTL): a burst of pushes while it is down costs one probe, not one each, and a
+    primary that has just stopped is never taken for up because it answered a moment ago."""
+    if known_down():
+        return False
     up = True
     conn = _connection(CONNECT_TIMEOUT)
     try:

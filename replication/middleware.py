@@ -101,7 +101,8 @@ class ReplicaRoutingMiddleware:
 
     def _forward(self, request, *, stale_copy: bool) -> HttpResponseBase:
         git = routing.is_git_request(request)
-        if forward.primary_available():
+        # The forwarded request is its own probe: it fails fast when the primary is down.
+        if not forward.known_down():
             try:
                 return forward.forward(request)
             except forward.PrimaryUnavailable:

@@ -170,6 +170,16 @@ def test_unavailable_primary_answers_503_without_trying_twice(replica):
     forward.note_primary(True)
 
 
+def test_a_primary_that_answered_a_moment_ago_is_asked_again_before_a_push(replica):
+    # An answer is not remembered: a primary stopped right after it is not sent the push.
+    forward.note_primary(True)
+    push = rf.get("/alice/project.git/info/refs?service=git-receive-pack")
+    response = ReplicaRoutingMiddleware(Echo())(push)
+    assert response.status_code == 503 and forward.known_down()
+    forward.note_primary(True)
+    assert not forward.known_down()
+
+
 @pytest.fixture
 def held(replica):
     """alice/project, created here (so on this node's disk), held at its generation."""
