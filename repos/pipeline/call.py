@@ -95,6 +95,10 @@ class Run:
         req = call.git_request(prepared.commands, capabilities)
         return cls(call=call, path=path, req=req, env=env, prepared=prepared, body=prepared.rest)
 
+    def argv(self) -> list[str]:
+        """git's arguments for this run, with the configuration the steps have made so far."""
+        return service_argv(self.call.service, self.path, advertise=self.prepared is None, config=self.config)
+
     def exited(self, returncode: int, sent: int) -> None:
         for step in self.on_exit:
             step(returncode, sent)

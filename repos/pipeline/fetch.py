@@ -6,7 +6,7 @@ from __future__ import annotations
 from gitcore import advertisement, hiderefs
 from gitcore.git import run_git
 from repos import fetchscreen, transfers
-from repos.pipeline.call import Run, service_argv
+from repos.pipeline.call import Run
 
 
 def count_transfer(run: Run) -> None:
@@ -23,8 +23,7 @@ def cached_ls_refs(run: Run) -> None:
         return
     head = run.body.read(advertisement.LS_REFS_MAX_BODY + 1)
     run.body.seek(0)
-    argv = service_argv(run.call.service, run.path, advertise=False, config=run.config)
-    run.answer = advertisement.ls_refs(run.path, argv, run.env, head)
+    run.answer = advertisement.ls_refs(run.path, run.argv(), run.env, head)
 
 
 def screen(run: Run) -> None:
@@ -46,9 +45,8 @@ def screen(run: Run) -> None:
     if not screened.hidden_info:
         return
     # object-info with hidden ids: a few lines, answered whole once git has told the rest.
-    argv = service_argv(run.call.service, run.path, advertise=False, config=run.config)
     with screened.body:
-        ran = run_git(argv, env=run.env, input=screened.body.read(), check=False)
+        ran = run_git(run.argv(), env=run.env, input=screened.body.read(), check=False)
     run.answer = (
         fetchscreen.object_info_answer(fetch, ran.stdout, screened.hidden_info)
         if ran.returncode == 0

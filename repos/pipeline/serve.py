@@ -26,7 +26,7 @@ from gitcore.gitstream import NO_CACHE_HEADERS, Feeder, GitProcessResponse
 from repos import gitaccess
 from repos.gitprotocol import wants_v2
 from repos.pipeline import fetch, push
-from repos.pipeline.call import REPLICA, GitCall, Run, service_argv, with_limits
+from repos.pipeline.call import REPLICA, GitCall, Run, with_limits
 
 Step = Callable[[Run], None]
 
@@ -88,7 +88,7 @@ def advertise(call: GitCall, *, service_line: bool = True) -> GitProcessResponse
         return HttpResponse(prefix + run.answer, content_type=content_type, headers=NO_CACHE_HEADERS)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
     proc = popen_git(
-        service_argv(call.service, run.path, advertise=True, config=run.config),
+        run.argv(),
         env=run.env,
         stdin=subprocess.DEVNULL,
         stderr=stderr,
@@ -113,9 +113,7 @@ def rpc(call: GitCall, *, body: BinaryIO, gzip: bool) -> GitProcessResponse | Ht
         return HttpResponse(run.answer, content_type=content_type, headers=NO_CACHE_HEADERS)
     assert run.prepared is not None and run.body is not None
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the response
-    proc = popen_git(
-        service_argv(call.service, run.path, advertise=False, config=run.config), env=run.env, stderr=stderr
-    )
+    proc = popen_git(run.argv(), env=run.env, stderr=stderr)
     feeder = Feeder(proc, run.prepared.prefix, run.body)
     feeder.start()
     return GitProcessResponse(
