@@ -163,10 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if node_settings.HOSTSITE_ROLE == "replica":
         return _run_replica(env, host, node_settings.HOSTSITE_NODE, node_settings.PRIMARY_PUBLIC_URL)
     try:
-        _manage(env, "migrate", "--noinput", "-v", "0")
-        _manage(env, "collectstatic", "--noinput", "-v", "0")
-        _manage(env, "seed_demo")
-        _manage(env, "replay_pushes")  # pushes spooled while the last run was down or dying
+        _manage(env, "prepare_run")  # migrate, static files, the demo, spooled pushes
         _install_openssh(env)
         ssh = _prepare_ssh(env, host)
     except subprocess.CalledProcessError as exc:
