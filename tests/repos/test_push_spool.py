@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
 from gitcore.git import run_git
 from repos import push_spool, pushes, reconcile, sideband, tasks
-from repos.models import Push, PushCommit
+from repos.models import Push, PushCommit, Repository
 from tests import live
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
@@ -154,6 +155,25 @@ def test_post_receive_spools_durably_and_a_replay_records_it_once(disk_repo, spo
         repo=repo, pusher=user, updates=[pushes.Update(sha, ZERO, "refs/heads/x")], protocol="web"
     )
     assert Push.objects.filter(repository=repo).count() == 2
+
+
+def test_make_runs_preparation_does_each_step_and_seeds_once(request, spool, settings, tmp_path, capsys):
+    """`manage.py prepare_run`, what make run does before it starts: static files collected, the
+    demo seeded once, the spool replayed (migrating a fresh database: tests/test_make_run.py)."""
+    settings.STATIC_ROOT = tmp_path / "static"
+    call_command("prepare_run")
+    assert "password '" in capsys.readouterr().out
+    assert Repository.objects.filter(owner__username="demo", name="hello-hostsite").exists()
+    assert (tmp_path / "static" / "js" / "refswitch.js").is_file()
+
+    repo, sha = request.getfixturevalue("disk_repo")
+    user = UserFactory(username="dora")
+    updates = f"{ZERO} {sha} refs/heads/trunk\n"
+    run_post_receive(spool, repo=repo, user=user, updates=updates, writer_pid=dead_pid())
+    call_command("prepare_run")
+    assert "password '" not in capsys.readouterr().out
+    assert Push.objects.filter(repository=repo, pusher=user).count() == 1
+    assert push_support.spooled_files(spool) == []
 
 
 def test_a_young_spool_file_of_a_live_writer_waits_and_a_bad_one_is_set_aside(disk_repo, spool):
