@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 
 from bench.harness import BASE_DIR, PY, ZERO_OID, time_runs
+from bench.harness.hookserve import served
 
 
 def measure_hooks(hooks_dir: Path, hostsite: dict, tmp: Path, *, runs: int, django_runs: int) -> dict:
@@ -21,6 +22,7 @@ def measure_hooks(hooks_dir: Path, hostsite: dict, tmp: Path, *, runs: int, djan
         "HOSTSITE_REF_UPDATES_FILE": str(updates),
         "GIT_DIR": hostsite["repo_dir"],
     }
+    env = served(env)  # pre-receive relays to this process, as to the platform's (post-receive ignores it)
     line = f"{ZERO_OID} {'1' * 40} refs/heads/bench-hook\n".encode()
     results: dict = {}
     for name in ("pre-receive", "post-receive"):

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.harness import GIT, PY, ZERO_OID, Git, SetupError, manage, time_runs
+from bench.harness.hookserve import served
 from bench.harness.repository import Pusher
 from bench.visibility_report import REPOS
 from repos.hooks import refspace
@@ -143,6 +144,7 @@ def measure_hooks(hs: dict, git: Git, tmp: Path, canon: dict, runs: int) -> dict
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOSTSITE_PUSHER": "carol", "HOSTSITE_ROLE": "reader",
             "HOSTSITE_REF_UPDATES_FILE": str(tmp / f"hook-updates-{repo}"), "GIT_DIR": str(hs["dirs"][repo]),
         }  # fmt: skip
+        envs[repo] = served(envs[repo])
     cases = {
         "carol creates a ref at a new commit, bench/moderated": ("moderated", news["moderated"], 0),
         "same, bench/plain": ("plain", news["plain"], 0),

@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 
 from bench.harness import GIT, PY, ZERO_OID, Git, SetupError, summarize, time_runs
+from bench.harness.hookserve import served
 from bench.workspaces_report import REPOS
 from repos.hooks import refspace
 
@@ -25,18 +26,21 @@ def measure_hooks(hs: dict, git: Git, runs: int) -> dict:
         # What repos/pipeline/ and workspaces/access/ give the hook for these rules;
         # for a push that creates workspace refs the view also passes the pusher's ref count.
         extra = {} if ref_count is None else {"HOSTSITE_WORKSPACE_REF_COUNT": str(ref_count)}
-        return extra | {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOSTSITE_PUSHER": pusher,
-            "HOSTSITE_ROLE": role,
-            "HOSTSITE_REPO_ID": "1",
-            "HOSTSITE_DEFAULT_BRANCH": "main",
-            "HOSTSITE_PROTECTED": "",
-            "HOSTSITE_MAINTAINERS_EDIT": "1",
-            "HOSTSITE_FROZEN": "",
-            "HOSTSITE_WORKSPACE_REF_LIMIT": "1000",
-            "GIT_DIR": str(hs["dirs"][repo]),
-        }
+        return served(
+            extra
+            | {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOSTSITE_PUSHER": pusher,
+                "HOSTSITE_ROLE": role,
+                "HOSTSITE_REPO_ID": "1",
+                "HOSTSITE_DEFAULT_BRANCH": "main",
+                "HOSTSITE_PROTECTED": "",
+                "HOSTSITE_MAINTAINERS_EDIT": "1",
+                "HOSTSITE_FROZEN": "",
+                "HOSTSITE_WORKSPACE_REF_LIMIT": "1000",
+                "GIT_DIR": str(hs["dirs"][repo]),
+            }
+        )
 
     cases = {
         f"carol creates {refspace.WORKSPACES}carol/new-<i>, bench/ws": (

@@ -18,25 +18,22 @@ from pathlib import Path
 
 from django.conf import settings
 
+import gitcore
 from gitcore.git import run_git, supports_reftable
 from repos import gitaccess
 
 log = logging.getLogger(__name__)
 
 HOOKS_SOURCE = Path(__file__).resolve().parent / "hooks"
-HOOK_NAMES = ("pre-receive", "post-receive")
-# Modules the hooks import, installed beside them: the push policy (the one every push is
-# judged by), the ref update every hook and the policy read, how a hook fails, git without
-# subprocess, the walk that says what a push may not publish again, and the ref namespaces.
-HOOK_MODULES = (
-    "pushpolicy.py",
-    "updates.py",
-    "refnames.py",
-    "failsafe.py",
-    "hookgit.py",
-    "contentguard.py",
-    "refspace.py",
-)
+HOOK_CLIENT = Path(gitcore.__file__).resolve().parent / "hookclient.py"
+# pre-receive decides, so the process serving the push answers it (gitcore.hooksocket; the
+# script installed is the client that relays to it), as it answers the hooks backends handle.
+# post-receive only makes the push's record durable, and does it on its own, so that the
+# record is written even if the web worker dies as git finishes (repos.push_spool).
+DECIDING_HOOKS = ("pre-receive",)
+HOOK_NAMES = (*DECIDING_HOOKS, "post-receive")
+# Modules post-receive imports, installed beside it: how a hook fails, the ref namespaces.
+HOOK_MODULES = ("failsafe.py", "refspace.py")
 
 # Configuration every hosted repository gets. Why each:
 REPO_CONFIG = {
@@ -86,15 +83,9 @@ def install_hooks() -> Path:
     """
     target = hooks_dir()
     target.mkdir(parents=True, exist_ok=True)
-    sources = {name: HOOKS_SOURCE / f"{name.replace('-', '_')}.py" for name in HOOK_NAMES}
-    sources.update(gitaccess.extra_hooks())
-    # A backend's extra "hooks" named *.py are modules its hooks import, installed as they are.
-    files = {
-        name: (
-            source.read_text() if name.endswith(".py") else f"#!{sys.executable} -IS\n" + source.read_text()
-        )
-        for name, source in sources.items()
-    }
+    sources = {name: HOOK_CLIENT for name in (*DECIDING_HOOKS, *gitaccess.hook_handlers())}
+    sources["post-receive"] = HOOKS_SOURCE / "post_receive.py"
+    files = {name: f"#!{sys.executable} -IS\n" + source.read_text() for name, source in sources.items()}
     for module in HOOK_MODULES:
         files[module] = (HOOKS_SOURCE / module).read_text()
     for name, text in files.items():

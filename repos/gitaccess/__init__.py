@@ -5,10 +5,10 @@ a repository over git at all (repos.gitaccess.authorize)."""
 
 from repos.gitaccess.backends import (
     backends,
-    extra_hooks,
     git_config,
     hidden_objects,
     hook_env,
+    hook_handlers,
     push_aliases,
 )
 from repos.gitaccess.contract import BaseGitAccess, GitAccess, GitClient, GitRequest
@@ -21,10 +21,10 @@ __all__ = [
     "GitRequest",
     "backends",
     "check_updates",
-    "extra_hooks",
     "git_config",
     "hidden_objects",
     "hook_env",
+    "hook_handlers",
     "push_aliases",
     "push_env",
     "push_rules",

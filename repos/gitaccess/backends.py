@@ -8,11 +8,11 @@ of every backend's.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from gitcore.hooksocket import Handler
 from repos.gitaccess.contract import GitAccess, GitRequest
 
 
@@ -26,10 +26,10 @@ def _load(paths: tuple[str, ...]) -> list[GitAccess]:
     return [import_string(path)() for path in paths]
 
 
-def extra_hooks() -> dict[str, Path]:
-    hooks: dict[str, Path] = {}
+def hook_handlers() -> dict[str, Handler]:
+    hooks: dict[str, Handler] = {}
     for backend in backends():
-        hooks.update(backend.extra_hooks())
+        hooks.update(backend.hook_handlers())
     return hooks
 
 

@@ -12,8 +12,9 @@ repos never imports the apps that implement it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from gitcore.hooksocket import Handler
 
 # (old, new, ref) as a push sends it
 Command = tuple[str, str, str]
@@ -46,8 +47,9 @@ class GitRequest:
 
 @runtime_checkable
 class GitAccess(Protocol):
-    def extra_hooks(self) -> dict[str, Path]:
-        """hook name (e.g. "proc-receive") -> standalone script source."""
+    def hook_handlers(self) -> dict[str, Handler]:
+        """hook name (e.g. "proc-receive") -> what answers it for a push, in the process serving
+        the push (gitcore.hooksocket)."""
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         """Environment for the hooks of a push, over the repository's rules (push_env)."""
@@ -70,7 +72,7 @@ class GitAccess(Protocol):
 class BaseGitAccess:
     """No-op defaults: a backend overrides only what it adds."""
 
-    def extra_hooks(self) -> dict[str, Path]:
+    def hook_handlers(self) -> dict[str, Handler]:
         return {}
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:

@@ -1,8 +1,8 @@
-# Content a write may not publish again: which ref updates reach blocked content. Standard
-# library only: the pre-receive hook installs it beside itself and imports it without Django
-# (see repos/hooks/__init__.py), and the web process calls the same function for writes that
-# go through no hook (a merge, a restore, the web editor), so a push and a web write meet one
-# rule, walked one way.
+# Content a write may not publish again: which ref updates reach blocked content. The
+# pre-receive handler walks a push with it (in the hook's environment: the pushed objects are
+# in git's quarantine), and the web process calls the same function for writes that go through
+# no hook (a merge, a restore, the web editor), so a push and a web write meet one rule,
+# walked one way. No database: git is asked through the `git` callable.
 #
 # Blocked content is given by whoever owns the rule (workspaces.visibility.republish):
 # - the commits that only refs under `prefixes` reach (a take-down's), and
@@ -10,10 +10,7 @@
 # Everything else goes through, identical bytes included.
 from __future__ import annotations
 
-try:  # installed beside the hooks
-    from updates import is_zero
-except ImportError:  # imported as part of the project (the web process, tests)
-    from repos.hooks.updates import is_zero
+from repos.hooks.updates import is_zero
 
 
 def refused_refs(updates, *, prefixes, objects, own_prefix, git):

@@ -1,7 +1,10 @@
-# git for the hooks, without subprocess: importing subprocess (and the selectors, signal and
-# threading modules it pulls in) costs a hook more than the git it runs (bench/smart_http.py,
-# bench/visibility.py). Standalone: no Django, no project imports; installed beside the hooks
-# (repos.storage.HOOK_MODULES), where pre-receive and workspaces' proc-receive import it.
+# git for the hooks' handlers (pre-receive's, workspaces' proc-receive), which run on a thread
+# of the application for each hook (gitcore.hooksocket): every git they run gets that hook's
+# environment (git's GIT_DIR and the quarantine of the pushed objects), set for the thread by
+# `environment()`, never the application's own. One poll loop moves input and output of any
+# size without a thread per pipe.
+import contextlib
+import contextvars
 import os
 import select
 
@@ -18,6 +21,24 @@ class Result:
 
     def __init__(self, returncode, stdout, stderr):
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+_ENV: contextvars.ContextVar = contextvars.ContextVar("hook_env")
+
+
+@contextlib.contextmanager
+def environment(env):
+    """Run the block's git commands (run, tip, is_ancestor) in `env`, the hook's."""
+    token = _ENV.set(env)
+    try:
+        yield
+    finally:
+        _ENV.reset(token)
+
+
+def current_env():
+    """The hook's environment; outside a hook, this process's."""
+    return _ENV.get(os.environ)
 
 
 def run(*args, input=None, env=None):
@@ -38,7 +59,7 @@ def run(*args, input=None, env=None):
     else:
         in_r, in_w = os.pipe()
         actions += [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_CLOSE, in_w)]
-    pid = os.posix_spawnp("git", ["git", *args], os.environ if env is None else env, file_actions=actions)
+    pid = os.posix_spawnp("git", ["git", *args], current_env() if env is None else env, file_actions=actions)
     os.close(out_w)
     os.close(err_w)
     if in_r is not None:

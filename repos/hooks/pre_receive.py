@@ -1,58 +1,46 @@
-# pre-receive: the platform's gate for every ref update. Standalone: no Django, no project
-# imports beyond pushpolicy.py, updates.py, contentguard.py and refspace.py, installed next to it (see
-# repos/hooks/__init__.py). The web view decides who is pushing, their role and the
-# repository's rules, and passes them in HOSTSITE_* variables; this script asks git only for
-# what a rule needs (ancestry, ref counts, what new history reaches).
-# Imports are kept to the bare minimum: they are most of this hook's cost (bench/smart_http.py).
-import os
-import sys
+"""pre-receive: the platform's gate for every ref update, answered in the process serving the
+push (gitcore.hooksocket; git's hook script only relays). The request's view decided who is
+pushing, their role and the repository's rules (the push's environment, repos.pipeline.push);
+this handler asks git only for what a rule needs (ancestry, ref counts, what new history
+reaches), in the hook's environment: the pushed objects are still in git's quarantine."""
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import failsafe
-import pushpolicy
-import refspace
-from refnames import judged_name
-from updates import Update, is_zero
+from __future__ import annotations
+
+from gitcore.hooksocket import HookCall
+from repos.hooks import contentguard, pushpolicy, refspace
+from repos.hooks.hookgit import environment, run
+from repos.hooks.refnames import judged_name
+from repos.hooks.updates import Update, is_zero
 
 
 def is_ancestor(old: str, new: str) -> bool:
-    # posix_spawnp, not subprocess: importing subprocess costs this hook more than git does.
-    pid = os.posix_spawnp("git", ["git", "merge-base", "--is-ancestor", old, new], os.environ)
-    _pid, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    return run("merge-base", "--is-ancestor", old, new).returncode == 0
 
 
-def workspace_ref_count(user: str) -> int:
+def workspace_ref_count(env, user: str) -> int:
     # Counted by the web view before git started, when the push creates workspace refs.
-    counted = os.environ.get("HOSTSITE_WORKSPACE_REF_COUNT")
-    if counted and counted.isdigit() and user == os.environ.get("HOSTSITE_PUSHER"):
+    counted = env.get("HOSTSITE_WORKSPACE_REF_COUNT")
+    if counted and counted.isdigit() and user == env.get("HOSTSITE_PUSHER"):
         return int(counted)
-    import subprocess
-
-    out = subprocess.run(
-        ["git", "for-each-ref", "--format=x", refspace.workspace_prefix(user)],
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.count(b"\n")
+    done = run("for-each-ref", "--format=x", refspace.workspace_prefix(user))
+    if done.returncode:
+        raise RuntimeError("git for-each-ref failed")
+    return done.stdout.count("\n")
 
 
-def blocked(updates) -> list[str]:
+def blocked(env, updates) -> list[str]:
     """The refs of this push whose new history reaches content that may not be published again
     (contentguard.py): the commits of taken-down workspaces, and content staff blocked by id.
     The web view passes them only when the repository has any and the pusher is not staff, so
     other pushes never get here."""
-    prefixes = os.environ.get("HOSTSITE_BLOCKED_PREFIXES", "").split()
-    objects = os.environ.get("HOSTSITE_BLOCKED_OBJECTS", "").split()
+    prefixes = env.get("HOSTSITE_BLOCKED_PREFIXES", "").split()
+    objects = env.get("HOSTSITE_BLOCKED_OBJECTS", "").split()
     if not prefixes and not objects:
         return []
-    import contentguard
-    from hookgit import run
-
     # The repository as it was before the push: without the quarantine's object directory.
     unquarantined = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in env.items()
         if k not in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
     }
 
@@ -64,7 +52,7 @@ def blocked(updates) -> list[str]:
         updates,
         prefixes=prefixes,
         objects=objects,
-        own_prefix=refspace.workspace_prefix(os.environ.get("HOSTSITE_PUSHER", "")),
+        own_prefix=refspace.workspace_prefix(env.get("HOSTSITE_PUSHER", "")),
         git=git,
     )
 
@@ -104,35 +92,33 @@ def read_updates(data: bytes) -> tuple[list, list]:
     return updates, refusals
 
 
-def main() -> int:
-    pusher = os.environ.get("HOSTSITE_PUSHER")
+def handle(call: HookCall) -> int:
+    """git's pre-receive for this push: 0 accepts every update, 1 refuses the push, each reason
+    on one `hostsite:` line."""
+    env = call.env
+    pusher = env.get("HOSTSITE_PUSHER")
     if not pusher:
-        # Only hostsite's HTTP endpoint sets HOSTSITE_PUSHER; anything else (a shell on the
-        # server, a misconfigured daemon) must not bypass the policy.
-        sys.stderr.write("hostsite: pushes must go through hostsite's HTTP endpoint\n")
+        call.stderr.write("hostsite: pushes must go through hostsite's HTTP or SSH endpoint\n")
         return 1
-    updates, refused = read_updates(sys.stdin.buffer.read())
+    updates, refused = read_updates(call.stdin.read())
     if refused:
         for reason in refused:
-            sys.stderr.write(f"hostsite: {reason}\n")
+            call.stderr.write(f"hostsite: {reason}\n")
         return 1
-    reasons = pushpolicy.decide_all(
-        role=os.environ.get("HOSTSITE_ROLE", ""),
-        pusher=pusher,
-        updates=updates,
-        rules=pushpolicy.rules_from_env(os.environ),
-        is_ancestor=is_ancestor,
-        workspace_ref_count=workspace_ref_count,
-    )
-    if not reasons:
-        reasons = [
-            f"{ref}: this push contains content a moderator took down or blocked; it cannot be published again"
-            for ref in blocked(updates)
-        ]
+    with environment(env):
+        reasons = pushpolicy.decide_all(
+            role=env.get("HOSTSITE_ROLE", ""),
+            pusher=pusher,
+            updates=updates,
+            rules=pushpolicy.rules_from_env(env),
+            is_ancestor=is_ancestor,
+            workspace_ref_count=lambda user: workspace_ref_count(env, user),
+        )
+        if not reasons:
+            reasons = [
+                f"{ref}: this push contains content a moderator took down or blocked; it cannot be published again"
+                for ref in blocked(env, updates)
+            ]
     for reason in reasons:
-        sys.stderr.write(f"hostsite: {reason}\n")
+        call.stderr.write(f"hostsite: {reason}\n")
     return 1 if reasons else 0
-
-
-if __name__ == "__main__":
-    sys.exit(failsafe.run(main, "pre-receive", "the push was refused and nothing changed"))

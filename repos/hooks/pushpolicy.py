@@ -1,24 +1,18 @@
 # The push policy: a pure function of (role, pusher, ref update, repository rules), the one
 # every push and every web write that moves a ref is judged by, whatever git access backends
-# the site runs. Table-tested. Standalone: the pre-receive hook imports it on every push
-# without booting an application (see repos/hooks/__init__.py), so it imports nothing of
-# Django or the project, and only modules installed beside it. Git facts it needs (ancestry,
+# the site runs. Table-tested. No Django and no database: pre-receive's handler applies it on
+# the hook socket's thread (repos/hooks/__init__.py), where a query could wait on the request's
+# own transaction. Git facts it needs (ancestry,
 # ref counts) come in as callables (is_ancestor(old, new) -> bool, workspace_ref_count(user)
 # -> int), so the function stays pure and the hook only asks git when a rule needs it.
 # Entry point: rules_from_env(env), then decide_all(...).
 from __future__ import annotations
 
-try:  # installed beside the hooks, with updates.py and refnames.py (repos.storage.install_hooks)
-    import refspace
-    from refnames import INVISIBLE, invisible_reason, shown
-    from updates import Update
-except ImportError:  # imported as part of the project (the web process, tests)
-    from repos.hooks import refspace
-    from repos.hooks.refnames import INVISIBLE, invisible_reason, shown
-    from repos.hooks.updates import Update
+from repos.hooks import refspace
+from repos.hooks.refnames import INVISIBLE, invisible_reason, shown
+from repos.hooks.updates import Update
 
-# mypy treats a constant of this name as true, so only the type checker imports typing: the
-# hook imports this module on every push, and typing would be most of its import cost.
+# mypy treats a constant of this name as true: only the type checker reads what it guards.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

@@ -1,6 +1,6 @@
 # Ref names that read as something else: the characters no push may put in a ref name, shared by
-# every push policy, the hooks and the pages that escape names. Standard library only: installed beside
-# the hooks (repos.storage.install_hooks) and imported without Django.
+# every push policy, the hooks' handlers and the pages that escape names. Standard library only:
+# the hooks' handlers touch no database (tests/repos/test_pushpolicy.py).
 from __future__ import annotations
 
 # Characters that change how a name reads without being seen: C1 controls, bidirectional

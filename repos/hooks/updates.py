@@ -1,6 +1,6 @@
 # One ref update as git reports it to a hook (`<old> <new> <ref>`), shared by the hooks, the
-# push policies and the web process. Standard library only: the hooks install it next to
-# themselves and import it without Django (see repos/hooks/__init__.py).
+# push policies and the web process. Standard library only: the hooks' handlers touch no
+# database (tests/repos/test_pushpolicy.py).
 from __future__ import annotations
 
 ZERO_OID = "0" * 40

@@ -1,4 +1,5 @@
-"""The steps of a push (receive-pack): the hooks' environment and the push's record, the
+"""The steps of a push (receive-pack): the hooks (answered in this process: the policy's
+pre-receive and the backends' handlers, gitcore.hooksocket) and the push's record, the
 acknowledgements replication may hold it for, and the object checks."""
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ import tempfile
 
 from django.conf import settings
 
+from gitcore import hooksocket
+from gitcore.git import git_environment
 from repos import gitaccess, objectcheck, push_spool, pushes, sideband, signals
+from repos.hooks import pre_receive
 from repos.models import Push, RepositoryChange
 from repos.objectcheck_services import record_legacy
 from repos.pipeline.call import Run
@@ -18,12 +22,17 @@ log = logging.getLogger(__name__)
 
 
 def record(run: Run) -> None:
-    """The hooks learn who pushes and where to spool what moved (repos.push_spool); this process
-    records it after git exits, while the client still listens."""
+    """The hooks that decide are answered by this process while git runs, with who pushes and
+    the repository's rules; post-receive learns where to spool what moved (repos.push_spool),
+    and this process records it after git exits, while the client still listens."""
     fd, updates_path = tempfile.mkstemp(prefix="hostsite-push-", suffix=".refs")
     os.close(fd)
     spool_id = push_spool.new_spool_id()
-    run.env.update(_hook_env(run, updates_path, spool_id))
+    env = _hook_env(run, updates_path, spool_id)
+    handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
+    hooks = hooksocket.register(run.path, git_environment({**run.env, **env}), handlers)
+    run.env.update(env)
+    run.env.update(hooks)
     call = run.call
 
     def record_updates_file(text: str):
@@ -56,6 +65,7 @@ def record(run: Run) -> None:
     def on_exit(_returncode: int, _sent: int) -> None:
         # Also when the client left before the end: the push happened all the same. A push
         # git rejected spooled nothing and records nothing.
+        hooksocket.unregister(hooks)
         recording.attempt()
         run.push = recording.push
 

@@ -1,10 +1,12 @@
-"""Every standalone hook, installed as a repository gets it and run as git runs it (the script's
-own `python -IS` line, git's minimal environment, the bare repository as GIT_DIR), fed hostile
+"""Every hook, installed as a repository gets it and run as git runs it (the script's own
+`python -IS` line, git's minimal environment, the bare repository as GIT_DIR), fed hostile
 input: stdin that is not UTF-8, lines with fields missing, overlong lines, NUL, CRLF, binary
-noise, nothing at all; environments with the HOSTSITE_* variables missing or garbage; arguments
-no hook takes. Each either does its work or ends with one clear `hostsite: ...` line, never a
-Python traceback (git relays a hook's output to the pusher). And post-receive records every
-update it can read, whatever lines come beside them: a bad line never costs a push its record."""
+noise, nothing at all; pushes whose HOSTSITE_* variables are missing or garbage; arguments no
+hook takes. The hooks that decide (pre-receive, proc-receive) relay to this process, where the
+push is registered as the pipeline registers it (gitcore.hooksocket). Each either does its work
+or ends with one clear `hostsite: ...` line, never a Python traceback (git relays a hook's
+output to the pusher). And post-receive records every update it can read, whatever lines come
+beside them: a bad line never costs a push its record."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from gitcore import hooksocket
 from gitcore.git import git_environment, run_git
-from repos import push_spool, pushes, storage
+from repos import gitaccess, push_spool, pushes, storage
+from repos.hooks import pre_receive
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
 from tests.repos import push_support
@@ -47,12 +51,20 @@ def repo(source_repo, git_home):
 
 def run_hook(repo, name: str, stdin: bytes, env: dict[str, str], args: tuple[bytes, ...] = ()):
     """The installed hook as receive-pack starts it: GIT_DIR, the bare repository as the
-    working directory, the environment git runs with plus `env`."""
+    working directory, the environment git runs with plus `env`; a push with `env` registered
+    for the hooks this process answers, as the pipeline registers one (repos.pipeline.push)."""
     path = storage.hooks_dir() / name
-    full = {**git_environment(), "GIT_DIR": str(repo.disk_path), **env}
-    return subprocess.run(
-        [str(path), *args], input=stdin, env=full, cwd=repo.disk_path, capture_output=True, timeout=TIMEOUT
-    )
+    handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
+    with hooksocket.open_push(repo.disk_path, env, handlers) as variables:
+        full = {**git_environment(), "GIT_DIR": ".", **env, **variables}
+        return subprocess.run(
+            [str(path), *args],
+            input=stdin,
+            env=full,
+            cwd=repo.disk_path,
+            capture_output=True,
+            timeout=TIMEOUT,
+        )
 
 
 def said(result) -> list[str]:

@@ -3,11 +3,13 @@
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from gitcore import hookclient
 from gitcore.git import git_version, run_git, supports_reftable
-from repos import selectors, services, storage
+from repos import gitaccess, selectors, services, storage
 from repos.errors import ImportFailed, InvalidInput
 from repos.maintenance import maintain_repository
 from repos.models import Repository, Role
@@ -48,24 +50,22 @@ def test_created_repository_layout_and_configuration(settings):
     assert config_get(path, "receive.autogc") == "false"
     hooks = config_get(path, "core.hooksPath")
     assert hooks == str(storage.hooks_dir())
-    for name in storage.HOOK_NAMES:
+    client = (Path(hookclient.__file__)).read_text()
+    for name in (*storage.HOOK_NAMES, *gitaccess.hook_handlers()):
         hook = storage.hooks_dir() / name
         assert hook.exists() and hook.stat().st_mode & 0o111
-        # The standard library and the sibling modules only: never Django or the project.
-        siblings = {"pushpolicy", "updates", "refnames", "failsafe", "hookgit", "contentguard", "refspace"}
+        # The standard library and the modules installed beside them only: never Django or the
+        # project (an interpreter with -I -S runs them).
+        siblings = {module.removesuffix(".py") for module in storage.HOOK_MODULES}
         assert imported_modules(hook.read_text()) <= set(sys.stdlib_module_names) | siblings
-    # The project only as the fallback when imported in the web process (tests/repos/test_gitaccess.py
-    # runs the installed modules alone).
+        # The hooks that decide are the client that relays to the process serving the push.
+        assert (hook.read_text().split("\n", 1)[1] == client) == (name != "post-receive"), name
     for module in storage.HOOK_MODULES:
         assert imported_modules((storage.hooks_dir() / module).read_text()) <= set(
             sys.stdlib_module_names
-        ) | {
-            "__future__",
-            "updates",
-            "refnames",
-            "refspace",
-            "repos",
-        }
+        ) | {"__future__"}
+    # The client imports built-in modules only (not even `socket`): its start-up is a hook's cost.
+    assert imported_modules(client) <= {"os", "select", "sys", "_socket"}
     assert run_git(["symbolic-ref", "HEAD"], repo=path).text.strip() == "refs/heads/main"
     # No names on disk: only the id.
     assert repo.name not in str(path)

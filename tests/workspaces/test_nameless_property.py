@@ -25,10 +25,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from gitcore import hooksocket
 from repos import gitaccess, pipeline, pushes, services
 from repos.errors import Conflict
 from repos.gitaccess import GitClient
 from repos.gitprotocol import Pusher
+from repos.hooks import pre_receive
 from repos.models import Role
 from repos.selectors import role_for
 from tests.factories import UserFactory
@@ -160,8 +162,7 @@ class Hosted:
             receive_pack = shlex.join(
                 ["git", *(f for k, v in config for f in ("-c", f"{k}={v}")), "receive-pack"]
             )
-            env = {
-                **self.env,
+            push_env = {
                 **gitaccess.hook_env(req),
                 "HOSTSITE_PUSHER": user.username,
                 "HOSTSITE_PUSHER_ID": str(user.pk),
@@ -169,6 +170,10 @@ class Hosted:
                 "HOSTSITE_REPO_ID": str(self.repo.pk),
                 "HOSTSITE_REF_UPDATES_FILE": updates,
             }
+            # The hooks that decide are answered here, as the pipeline has them answered.
+            handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
+            hooks = hooksocket.register(self.path, push_env, handlers)
+            env = {**self.env, **push_env, **hooks}
             argv = [
                 "git",
                 "-C",
@@ -181,6 +186,7 @@ class Hosted:
                 f"{source}:{ref}",
             ]
             result = subprocess.run(argv, env=env, capture_output=True, text=True)
+            hooksocket.unregister(hooks)
             text = Path(updates).read_text()
         finally:
             os.unlink(updates)

@@ -3,29 +3,22 @@ contract (repos.gitaccess)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gitcore.hiderefs import is_hidden
+from gitcore.hooksocket import Handler
 from repos.gitaccess import BaseGitAccess, GitRequest
 from repos.hooks import refspace
 from repos.hooks.updates import is_zero
 from workspaces import browse, nameless, visibility
 from workspaces.access import hiding
+from workspaces.hooks import proc_receive
 from workspaces.visibility import gitface
-
-HERE = Path(__file__).resolve().parent
 
 
 class WorkspaceAccess(BaseGitAccess):
-    def extra_hooks(self) -> dict[str, Path]:
+    def hook_handlers(self) -> dict[str, Handler]:
         # Nameless pushes (refs/for/...), mapped branch pushes and writes to others' workspaces
-        # go through proc-receive; the modules it imports are installed beside it (and repos'
-        # own, hookgit.py among them, beside every hook).
-        hooks = HERE.parent / "hooks"
-        return {
-            "proc-receive": hooks / "proc_receive.py",
-            **{name: hooks / name for name in ("refcas.py", "nameless_push.py")},
-        }
+        # go through proc-receive.
+        return {"proc-receive": proc_receive.handle}
 
     def hook_env(self, req: GitRequest) -> dict[str, str]:
         repo, user = req.repository, req.user

@@ -1,14 +1,14 @@
 # Nameless push: `git push origin HEAD:refs/for/<branch>[/<topic>]` (or with -o topic=<name>)
 # lands in the pusher's workspace under a name the server picks. A push that fast-forwards one
 # of the pusher's live nameless heads for the same branch advances it (nameless_head); any other
-# work gets a ref of its own. Imported by proc-receive only when a push names refs/for/.
-# Standalone: no Django, no project imports (see repos/hooks/__init__.py). How heads are
-# named, and why that layout never collides with a mapped branch push: refspace.py.
+# work gets a ref of its own. Part of workspaces' proc-receive handler, whose git commands run
+# in the hook's environment (repos.hooks.hookgit). How heads are named, and why that layout
+# never collides with a mapped branch push: repos/hooks/refspace.py.
 import re
 
-import refspace
-from hookgit import ZERO, is_ancestor, is_zero, run
-from refcas import Plan
+from repos.hooks import refspace
+from repos.hooks.hookgit import ZERO, is_ancestor, is_zero, run
+from workspaces.hooks.refcas import Plan
 
 SHORT = refspace.NAMELESS_SHORT
 _TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -143,13 +143,11 @@ def retired_topic(target, current, branch, heads, restored):
     return f"{target} {why}; use another topic, or delete it first: git push origin :{target}"
 
 
-def note_target(ref, refname):
+def note_target(env, ref, refname):
     """Tell the platform which branch a nameless push was for (a topic ref's name does not say):
     an `option hostsite.for=<workspace ref> <branch>` line in the updates file, which
     post-receive never lets a client write. Change proposals opened with -o title= use it."""
-    import os
-
-    updates_file = os.environ.get("HOSTSITE_REF_UPDATES_FILE")
+    updates_file = env.get("HOSTSITE_REF_UPDATES_FILE")
     if not updates_file:
         return
     branch, _topic = split_target(refspace.for_target(ref))

@@ -11,18 +11,17 @@
 # - every ref of an atomic push that has any of the above: receive-pack runs this hook before
 #   its own transaction, so only writing them all here, in one transaction, keeps it atomic.
 # The pre-receive policy has judged every command under its pushed name already; this hook
-# does the compare-and-swap. Standalone: no Django, no project imports, and few imports at
-# all: it is on the critical path of every push it serves (bench/branch_push.py).
-import os
-import sys
+# does the compare-and-swap. It runs in the process serving the push (gitcore.hooksocket: git's
+# hook script only relays), every git command in the hook's environment (repos.hooks.hookgit).
+from __future__ import annotations
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import failsafe  # installed beside this hook (repos.storage.install_hooks)
-import refspace
-from hookgit import is_zero, run
-from pushpolicy import WRITE_ROLES
-from refcas import Plan, apply, apply_atomic, plan_cas, plan_direct
-from refnames import shown
+from gitcore.hooksocket import HookCall
+from repos.hooks import refspace
+from repos.hooks.hookgit import environment, is_zero, run
+from repos.hooks.pushpolicy import WRITE_ROLES
+from repos.hooks.refnames import shown
+from workspaces.hooks import nameless_push
+from workspaces.hooks.refcas import Plan, apply, apply_atomic, plan_cas, plan_direct
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _OID = frozenset("0123456789abcdef")
@@ -64,8 +63,8 @@ def write_pkt(stream, text):
     stream.write(f"{len(data) + 4:04x}".encode() + data)
 
 
-def env_int(name, default):
-    value = os.environ.get(name, "")
+def env_int(env, name, default):
+    value = env.get(name, "")
     return int(value) if value.isdigit() else default
 
 
@@ -77,7 +76,7 @@ class Push:
         self.pusher = env.get("HOSTSITE_PUSHER", "")
         self.own = refspace.workspace_prefix(self.pusher)
         self.options = options
-        self.limit = env_int("HOSTSITE_WORKSPACE_REF_LIMIT", 1000)
+        self.limit = env_int(env, "HOSTSITE_WORKSPACE_REF_LIMIT", 1000)
         # Branch pushes of those who may not write branches go to their workspace.
         self.mapped = env.get("HOSTSITE_MAP_BRANCHES") == "1" and env.get("HOSTSITE_ROLE") not in WRITE_ROLES
         # Refs this pusher may not update (an atomic push routes every ref here, hidden or not).
@@ -112,8 +111,6 @@ class Push:
         if ref in self.hidden:
             return Plan.refused(ref, "deny updating a hidden ref")
         if ref.startswith(refspace.FOR):
-            import nameless_push  # its regular expressions only for the pushes that need them
-
             plan = nameless_push.plan(
                 old,
                 new,
@@ -164,17 +161,19 @@ def read_commands(stream):
     return commands
 
 
-def main() -> int:
+def handle(call: HookCall) -> int:
+    """git's proc-receive for this push."""
     try:
-        return serve(sys.stdin.buffer, sys.stdout.buffer)
+        with environment(call.env):
+            return serve(call.stdin, call.stdout, call.env, call.stderr)
     except Malformed as exc:
-        sys.stderr.write(
+        call.stderr.write(
             f"hostsite: proc-receive: git's input was not understood ({exc}); nothing was written\n"
         )
         return 1
 
 
-def serve(stdin, stdout) -> int:
+def serve(stdin, stdout, env, stderr) -> int:
     # Version negotiation: ask for push options (-o topic=..., -o force); learn whether the
     # push is atomic.
     first = read_section(stdin)
@@ -192,7 +191,7 @@ def serve(stdin, stdout) -> int:
         for raw in read_section(stdin):
             key, _, value = raw.decode("utf-8", "replace").rstrip("\n").partition("=")
             options[key] = value
-    push = Push(os.environ, options, atomic)
+    push = Push(env, options, atomic)
     if atomic:
         plans = [push.plan(old, new, ref) for old, new, ref in commands]
         reports = apply_atomic(plans, f"hostsite: atomic push by {push.pusher}")
@@ -207,17 +206,10 @@ def serve(stdin, stdout) -> int:
             write_pkt(stdout, line)
         if status.startswith("ok ") and plan.target != plan.ref:
             if plan.ref.startswith(refspace.FOR):
-                import nameless_push
-
-                nameless_push.note_target(plan.ref, plan.target)
+                nameless_push.note_target(env, plan.ref, plan.target)
             # Only report-status-v2 carries `option refname`, and libgit2 and dulwich speak v1:
             # their users learn the name from this `remote:` line (tests/repos/test_other_clients.py).
-            sys.stderr.write(f"hostsite: {shown(plan.ref)} landed in {shown(plan.target)}\n")
-            sys.stderr.flush()
+            stderr.write(f"hostsite: {shown(plan.ref)} landed in {shown(plan.target)}\n")
     stdout.write(b"0000")
     stdout.flush()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(failsafe.run(main, "proc-receive", "the refs it had not updated yet were left as they were"))

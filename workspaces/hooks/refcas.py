@@ -1,7 +1,7 @@
 # Compare-and-swap ref updates for the proc-receive hook: what one command will do (a Plan),
 # applied alone or with the rest of an atomic push in one `git update-ref --stdin`
-# transaction. Standalone: no Django, no project imports (see repos/hooks/__init__.py).
-from hookgit import ZERO, is_ancestor, is_zero, run, tip
+# transaction, in the hook's environment (repos.hooks.hookgit).
+from repos.hooks.hookgit import ZERO, is_ancestor, is_zero, run, tip
 
 SHORT = 12
 FORCE_OPTIONS = ("force", "force-push")  # -o force; Gitea's AGit flow says -o force-push
