@@ -19,7 +19,7 @@ What it does, all on loopback under one temporary directory:
 3. The first sync (the whole history over HTTP) is timed for information, then the follower
    gets the fresh repack that a sync of that size enqueues (repos.maintenance.repack_fresh).
 4. Each round pushes one new commit to the upstream's main with `git push` over HTTP, then calls
-   `repos.mirrors.sync_mirror` in the driver and times it from the call until the push by
+   `sources.mirrors.sync_mirror` in the driver and times it from the call until the push by
    "mirror" is recorded (the call returns right after), with the time spent in each step:
    the SSRF guard's check and probe of the URL, `ls-remote`, the fetch, and recording the
    push (the commits it introduced, forced flags, rows, the post-push signals). A sync that
@@ -70,7 +70,8 @@ DRIVER = r"""
 import json, statistics, sys, time
 import django
 django.setup()
-from repos import fetching, maintenance, mirror_sync, mirrors, netguard, pushes, services
+from repos import maintenance, netguard, pushes, services
+from sources import fetching, mirror_sync, mirrors
 from gitcore.git import run_git
 from repos.models import Mirror, Push, User
 

@@ -1,6 +1,6 @@
 """Settings of the platform's own git work on repositories, kept beside hostsite.settings, which
 imports them: maintenance and repacks (repos.maintenance, docs/packing.md), imports
-(repos.importing) and pull mirrors (repos.mirrors)."""
+(sources.importing) and pull mirrors (sources.mirrors)."""
 
 from __future__ import annotations
 
@@ -44,14 +44,14 @@ REPACK_FRESH_AFTER_OBJECTS = env_int("REPACK_FRESH_AFTER_OBJECTS", 10000, minimu
 REPACK_FRESH_GROWTH = env_int("REPACK_FRESH_GROWTH_PERCENT", 150, minimum=101) / 100
 
 # --- imports and mirrors ---
-# Imports requested on the web or through the API (repos.importing): caps, and whether sources
+# Imports requested on the web or through the API (sources.importing): caps, and whether sources
 # on private, loopback or link-local addresses may be fetched (off: the SSRF guard webhooks use).
 IMPORT_MAX_SIZE = env_int("IMPORT_MAX_SIZE_MB", 4096, minimum=1) * 1024 * 1024
 IMPORT_MAX_REFS = env_int("IMPORT_MAX_REFS", 200000, minimum=1)
 IMPORT_ALLOW_PRIVATE_SOURCES = env_bool("IMPORT_ALLOW_PRIVATE_SOURCES", False)
 # How often a running import writes its progress (and checks for a cancel).
 IMPORT_PROGRESS_INTERVAL = env_int("IMPORT_PROGRESS_INTERVAL_MS", 1000, minimum=10) / 1000
-# Pull mirrors (repos.mirrors): the default interval of a new mirror, the shortest one a
+# Pull mirrors (sources.mirrors): the default interval of a new mirror, the shortest one a
 # repository may choose, and the longest wait after repeated failures (doubling each time).
 MIRROR_INTERVAL_MINUTES = env_int("MIRROR_INTERVAL_MINUTES", 60, minimum=1)
 MIRROR_MIN_INTERVAL_MINUTES = env_int("MIRROR_MIN_INTERVAL_MINUTES", 5, minimum=1)

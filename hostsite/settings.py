@@ -61,6 +61,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files for the API reference, from our origin
     "django_ratelimit",  # its system checks refuse caches that cannot count (repos.ratelimits)
+    # Before repos: Django runs the management command of the first app that has it, and
+    # sources' `repo` is repos' with `repo create --import`.
+    "sources",
     "repos",
     "workspaces",
     "bundles",

@@ -1,6 +1,8 @@
 from django.urls import include, path
 
 urlpatterns = [
+    # Before repos: `POST repos` with an import_url starts an import, which only sources knows.
+    path("api/v1/", include("sources.api_urls")),
     path("api/v1/", include("repos.api.urls")),
     path("api/v1/", include("workspaces.api_urls")),
     path("api/v1/", include("reviews.api_urls")),
@@ -22,5 +24,7 @@ urlpatterns = [
     path("", include("bundles.urls")),
     # Before repos, for the same reason: the replicas' internal fetch route.
     path("", include("replication.urls")),
+    # Before repos: its `<username>` and `<owner>/<name>` patterns would take /new and /imports/<id>.
+    path("", include("sources.urls")),
     path("", include("repos.urls")),
 ]

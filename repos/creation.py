@@ -1,5 +1,5 @@
 """Creating a repository: its checks, its row and its directory, or neither. Below both
-repos.services and repos.importing (an import creates the repository it fills)."""
+repos.services and sources.importing (an import creates the repository it fills)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from gitcore.gittools import ZERO_OID, text_ref_map, zero_like
-from repos import push_spool, pushes, sources
+from repos import push_spool, pushes, selectors
 from repos.hooks import refspace
 from repos.locking import RepositoryBusy, repository_lock
 from repos.models import ChangeKind, Push, RefUpdate, Repository
@@ -93,7 +93,7 @@ def differences(repo: Repository) -> list[pushes.Update]:
 def reconcile_repository(repo: Repository, *, settle: float = SETTLE_SECONDS) -> Reconciled:
     if repo.deleted_at is not None:
         return Reconciled("gone")
-    if sources.active_import(repo) is not None:
+    if selectors.active_import(repo) is not None:
         return Reconciled("busy")  # an import records its refs when it is done
     if repo.pk in push_spool.pending_repository_ids():
         return Reconciled("pending")

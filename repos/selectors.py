@@ -6,7 +6,17 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from repos.hooks.pushpolicy import Rules
-from repos.models import Membership, Mirror, Repository, RepositoryRedirect, Role, User, Visibility
+from repos.models import (
+    ImportState,
+    Membership,
+    Mirror,
+    Repository,
+    RepositoryImport,
+    RepositoryRedirect,
+    Role,
+    User,
+    Visibility,
+)
 from repos.names import validate_repo_name, validate_username
 
 
@@ -118,4 +128,14 @@ def push_rules(repo: Repository) -> Rules:
     return Rules(
         default_branch=repo.default_branch,
         mirror=Mirror.objects.filter(repository=repo, enabled=True).exists(),
+    )
+
+
+def active_import(repo: Repository) -> RepositoryImport | None:
+    """The import filling the repository, queued or running: until it ends, nothing but the
+    import writes its refs (pushes, web edits and the push reconciliation leave it alone)."""
+    return (
+        RepositoryImport.objects.filter(repository=repo, state__in=(ImportState.QUEUED, ImportState.RUNNING))
+        .order_by("-id")
+        .first()
     )

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gitcore.git import run_git
-from repos import changelog, creation, importing, signals, tokens
+from repos import changelog, creation, signals, tokens
 from repos.audit import Action, record_audit
 from repos.creation import invalid_input, validate_branch
 from repos.creation import repository_check as repository_check  # callers check through services
@@ -99,26 +99,13 @@ def repository_create(
     description: str = "",
     visibility: str = Visibility.PUBLIC,
     default_branch: str | None = None,
-    import_from: str | None = None,
-    show_progress: bool = False,
     populate: Callable[[Path], None] | None = None,
 ) -> Repository:
     """Create a repository row and its bare repository on disk, or neither.
 
-    With `import_from` (a trusted caller's path or URL), the project's HEAD, branches and tags
-    are imported (repos.importing); its HEAD becomes the default branch unless one is given.
-    `populate(path)` fills the new repository before it is renamed into place.
+    `populate(path)` fills the new repository before it is renamed into place (an import
+    brings its history that way: sources.importing.import_now).
     """
-    if import_from:
-        return importing.import_now(
-            owner=owner,
-            name=name,
-            source=import_from,
-            description=description,
-            visibility=visibility,
-            default_branch=default_branch,
-            echo=show_progress,
-        ).repository
     return creation.repository_create(
         owner=owner,
         name=name,

@@ -24,7 +24,7 @@ repository_purging = Signal()
 
 # Sent after a pull mirror's sync commits a change of health: the first failure of a streak
 # (failing=True, error: why) or the first success after failures (failing=False). kwargs:
-# repository_id, failing, error. notifications tells the repository's admins (repos.mirrors).
+# repository_id, failing, error. notifications tells the repository's admins (sources.mirrors).
 mirror_status_changed = Signal()
 
 # Sent after a commit status is stored (repos.statuses). kwargs: repository_id, sha, context,

@@ -9,19 +9,8 @@ from django.conf import settings
 
 from gitcore.git import GitError, GitTimeout
 from render import blobrender
-from repos import (
-    browse,
-    diffcache,
-    enqueue,
-    import_runs,
-    lifecycle,
-    maintenance,
-    mirrors,
-    push_spool,
-    reconcile,
-    webhooks,
-)
-from repos.models import DeliveryStatus, Mirror, Repository, WebhookDelivery
+from repos import browse, diffcache, enqueue, lifecycle, maintenance, push_spool, reconcile, webhooks
+from repos.models import DeliveryStatus, Repository, WebhookDelivery
 
 log = logging.getLogger(__name__)
 
@@ -91,36 +80,6 @@ def repack_fresh(repo_id: int) -> str:
         return "gone"
     maintenance.repack_fresh(repo)
     return "done"
-
-
-@shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=None)
-def run_import(self, import_id: int, sealed_credentials: str | None = None) -> str:
-    """Run one queued import (repos.import_runs). Credentials arrive sealed (repos.sealing).
-    A redelivered task whose import still has a live worker's heartbeat comes back when that
-    heartbeat would be stale: if the worker died, it restarts the fetch then."""
-    outcome = import_runs.run_import(import_id, sealed_credentials)
-    if outcome.retry_in is not None:
-        raise self.retry(countdown=outcome.retry_in)
-    return outcome.state
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def sync_mirror(mirror_id: int) -> str:
-    """One pull-mirror sync (repos.mirrors). Idempotent: a second delivery finds the mirror
-    claimed (busy) or in step with its upstream (unchanged)."""
-    mirror = Mirror.objects.filter(pk=mirror_id).first()
-    if mirror is None:
-        return "gone"
-    return mirrors.sync_mirror(mirror).outcome
-
-
-@shared_task(ignore_result=True)
-def schedule_mirror_syncs() -> int:
-    """Periodic (Celery beat, every minute): enqueue a sync for each mirror that is due."""
-    ids = mirrors.schedule_due()
-    for mirror_id in ids:
-        enqueue.send("repos.tasks.sync_mirror", mirror_id)
-    return len(ids)
 
 
 @shared_task(ignore_result=True)

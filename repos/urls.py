@@ -8,9 +8,7 @@ from repos.views import (
     git_http,
     history,
     images,
-    imports,
     lifecycle,
-    mirrors,
     navigation,
     objectchecks,
     pushlog,
@@ -31,14 +29,11 @@ urlpatterns = [
     path("signup", accounts.signup, name="signup"),
     path("login", accounts.SignInView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
-    path("new", repositories.repository_new, name="repository-new"),
     # "_img" can be no user's name (names start with a letter or digit).
     path("_img/<str:signature>/<str:encoded>", images.image_proxy, name="image-proxy"),
     path("settings/profile", accounts.profile_settings, name="profile-settings"),
     path("settings/tokens", accounts.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),
-    # Top-level pages of imports (reserved names), before `<owner>/<name>` could take them.
-    *imports.top_urlpatterns,
     path("<str:username>", accounts.profile, name="profile"),
     re_path(_REPO + r"/info/refs$", git_http.info_refs, name="git-info-refs"),
     re_path(_REPO + r"/(?P<service>git-upload-pack|git-receive-pack)$", git_http.service_rpc, name="git-rpc"),
@@ -84,9 +79,7 @@ urlpatterns = [
         repositories.repository_member_remove,
         name="repository-member-remove",
     ),
-    # Imports, mirrors, refs and object checks of one repository (each module lists its own).
-    *imports.urlpatterns,
-    *mirrors.urlpatterns,
+    # Refs and object checks of one repository (each module lists its own).
     *refs.urlpatterns,
     *navigation.urlpatterns,
     *objectchecks.urlpatterns,

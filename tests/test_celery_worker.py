@@ -6,6 +6,7 @@ import pytest
 from repos import services
 from repos.models import Repository
 from repos.tasks import maintain_repository, schedule_maintenance
+from sources import importing
 from tests import live
 from tests.factories import UserFactory
 from tests.gitutil import make_history
@@ -23,7 +24,7 @@ def test_eager_mode_is_off():
 def test_worker_runs_maintenance_through_the_broker(celery_worker_process, tmp_path, git_home):
     src = tmp_path / "src"
     make_history(src, git_home)
-    repo = services.repository_create(owner=UserFactory(), name="maint", import_from=str(src))
+    repo = importing.import_now(owner=UserFactory(), name="maint", source=str(src)).repository
     pack_dir = repo.disk_path / "objects" / "pack"
     assert not list(pack_dir.glob("*.bitmap"))
 

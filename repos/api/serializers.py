@@ -2,7 +2,6 @@ from rest_framework import serializers
 
 from repos.models import (
     AccessToken,
-    RefsMode,
     Repository,
     Role,
     TokenScope,
@@ -89,34 +88,6 @@ class RepositoryCreateSerializer(serializers.Serializer):
     description = serializers.CharField(max_length=350, required=False, allow_blank=True, default="")
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
     default_branch = serializers.CharField(max_length=255, required=False)
-    # An import instead of an empty repository (202; repos.import_requests): the credentials are
-    # used once and never stored, `refs: all` is for staff, `mirror` keeps it in sync.
-    import_url = serializers.CharField(
-        max_length=2000,
-        required=False,
-        allow_blank=True,
-        help_text="https://, http:// or git:// URL of an existing repository.",
-    )
-    import_username = serializers.CharField(max_length=200, required=False, allow_blank=True, write_only=True)
-    import_password = serializers.CharField(
-        max_length=1000,
-        required=False,
-        allow_blank=True,
-        write_only=True,
-        trim_whitespace=False,
-        style={"input_type": "password"},
-    )
-    refs = serializers.ChoiceField(choices=RefsMode.choices, required=False)
-    mirror = serializers.BooleanField(required=False)
-
-    def validate(self, attrs):
-        if not (attrs.get("import_url") or "").strip():
-            extra = [k for k in ("import_username", "import_password", "refs", "mirror") if attrs.get(k)]
-            if extra:
-                raise serializers.ValidationError({extra[0]: ["Only with import_url."]})
-        elif attrs.get("default_branch"):
-            raise serializers.ValidationError({"default_branch": ["An import takes the source's HEAD."]})
-        return attrs
 
 
 class RepositoryUpdateSerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from repos.api import docs, imports, mirrors, objectchecks, refs, statuses, views
+from repos.api import docs, objectchecks, refs, statuses, views
 
 # Owner and repository names are validated by the service layer; here a segment is anything
 # without a slash, and unknown names simply 404.
@@ -12,7 +12,7 @@ urlpatterns = [
     path("user/tokens", views.TokenListView.as_view(), name="api-tokens"),
     path("user/tokens/<int:token_id>", views.TokenDetailView.as_view(), name="api-token"),
     path("users/<str:username>", views.UserDetailView.as_view(), name="api-user-detail"),
-    path("repos", views.RepositoryListView.as_view(), name="api-repos"),
+    # `repos` (the list, and creating one) is sources' route: its create can also import.
     path("repos/<str:owner>/<str:name>", views.RepositoryDetailView.as_view(), name="api-repo"),
     path(
         "repos/<str:owner>/<str:name>/restore", views.RepositoryRestoreView.as_view(), name="api-repo-restore"
@@ -41,9 +41,7 @@ urlpatterns = [
         views.WebhookDeliveriesView.as_view(),
         name="api-hook-deliveries",
     ),
-    # Imports, mirrors, refs, object checks and commit statuses (each module lists its own routes).
-    *imports.urlpatterns,
-    *mirrors.urlpatterns,
+    # Refs, object checks and commit statuses (each module lists its own routes).
     *refs.urlpatterns,
     *objectchecks.urlpatterns,
     *statuses.urlpatterns,

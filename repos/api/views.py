@@ -9,9 +9,8 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from repos import import_requests, lifecycle, pushlog, selectors, services, webhooks
+from repos import lifecycle, pushlog, selectors, services, webhooks
 from repos.api.access import repo_or_404, require_admin
-from repos.api.imports import ImportSerializer
 from repos.api.permissions import Authenticated, TokenScope
 from repos.api.serializers import (
     DeliverySerializer,
@@ -31,7 +30,7 @@ from repos.api.serializers import (
     WebhookSerializer,
 )
 from repos.auth import AccessTokenAuthentication, PasswordBasicAuthentication
-from repos.models import AccessToken, RefsMode, Role, Webhook
+from repos.models import AccessToken, Role, Webhook
 from repos.visibility import view_for
 
 AUTHENTICATED = [Authenticated, TokenScope]
@@ -97,8 +96,11 @@ class TokenDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+# List repositories, create an empty one. Routed by sources (sources/api/repositories.py), whose
+# subclass also creates one by importing it. (No docstring: the schema would show it on the list.)
 class RepositoryListView(generics.GenericAPIView):
     serializer_class = RepositorySerializer
+    create_serializer_class = RepositoryCreateSerializer
 
     def get_queryset(self):
         qs = selectors.visible_repositories(self.request.user)
@@ -115,34 +117,16 @@ class RepositoryListView(generics.GenericAPIView):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
-    @extend_schema(
-        request=RepositoryCreateSerializer, responses={201: RepositorySerializer, 202: RepositorySerializer}
-    )
+    @extend_schema(request=RepositoryCreateSerializer, responses={201: RepositorySerializer})
     def post(self, request):
-        """Create a repository (201), or with `import_url` start importing one (202: the body is
-        the repository plus `import`, whose `url` shows its progress; also in `Location`)."""
-        data = RepositoryCreateSerializer(data=request.data)
+        """Create an empty repository (201)."""
+        data = self.create_serializer_class(data=request.data)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        source = fields.pop("import_url", "").strip()
-        extra = {
-            k: fields.pop(k) for k in ("import_username", "import_password", "refs", "mirror") if k in fields
-        }
-        if not source:
-            repo = services.repository_create(owner=request.user, **fields)
-            return Response(self.get_serializer(repo).data, status=status.HTTP_201_CREATED)
-        imp = import_requests.import_request(
-            requester=request.user,
-            source=source,
-            username=extra.get("import_username", ""),
-            password=extra.get("import_password", ""),
-            refs_mode=extra.get("refs") or RefsMode.DEFAULT,
-            mirror=extra.get("mirror", False),
-            **fields,
-        )
-        body = self.get_serializer(imp.repository).data
-        body["import"] = ImportSerializer(imp, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["import"]["url"]})
+        return self.create(request, dict(data.validated_data))
+
+    def create(self, request, fields: dict) -> Response:
+        repo = services.repository_create(owner=request.user, **fields)
+        return Response(self.get_serializer(repo).data, status=status.HTTP_201_CREATED)
 
     def get_permissions(self):
         if self.request.method == "POST":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from repos import ratelimits, selectors, sources
+from repos import ratelimits, selectors
 from repos.auth import CredentialsRefused, presented_token
 from repos.gitprotocol import SERVICES, GitHTTPError, Pusher
 from repos.models import Repository, TokenScope
@@ -100,7 +100,7 @@ def authorize_user(
 
 
 def refuse_push_while_importing(repo: Repository) -> None:
-    if sources.active_import(repo) is not None:
+    if selectors.active_import(repo) is not None:
         # The import's atomic fetch would fail on a ref a push created meanwhile, and a failed
         # or cancelled import removes the repository with whatever was pushed.
         raise GitHTTPError(403, "This repository is being imported; push when the import has finished")

@@ -24,7 +24,7 @@ class RefsMode(models.TextChoices):
 
 
 class RepositoryImport(models.Model):
-    """One import of an existing repository from a URL, run by Celery (repos.importing).
+    """One import of an existing repository from a URL, run by Celery (sources.importing).
 
     The row outlives a failed or cancelled import, whose repository is removed: it is where the
     requester reads why. Credentials are never stored here (nor the URL's user-info part).
@@ -51,7 +51,7 @@ class RepositoryImport(models.Model):
     objects_total = models.PositiveBigIntegerField(default=0)
     bytes_received = models.PositiveBigIntegerField(default=0)
     message = models.TextField(blank=True)
-    # What was imported and what was left out (repos.importing.ImportReport.as_dict()).
+    # What was imported and what was left out (sources.importing.ImportReport.as_dict()).
     report = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -71,7 +71,7 @@ class RepositoryImport(models.Model):
 
 class Mirror(models.Model):
     """The repository tracks an upstream: Celery beat fetches its branches and tags every
-    `interval_minutes`, and its canonical refs change only that way (repos.mirrors)."""
+    `interval_minutes`, and its canonical refs change only that way (sources.mirrors)."""
 
     repository = models.OneToOneField(Repository, on_delete=models.CASCADE, related_name="mirror")
     url = models.CharField(max_length=2000)

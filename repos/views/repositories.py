@@ -1,4 +1,4 @@
-"""Home, new repository, repository page and settings."""
+"""Home, the repository page and its settings (the new-repository page is sources')."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
-from repos import browse, import_requests, lifecycle, refnav, selectors, services, sources, webhooks
+from repos import browse, lifecycle, objectcheck_services, refnav, selectors, services, webhooks
 from repos.errors import ServiceError
-from repos.forms import MemberForm, RepositoryForm, RepositorySettingsForm, WebhookForm
+from repos.forms import MemberForm, RepositorySettingsForm, WebhookForm
 from repos.models import Role, Visibility, Webhook
 from repos.views import admin_repo_or_404, form_error, repo_or_404
 from repos.views.browse import cached_tree_context, url_for
@@ -26,42 +25,6 @@ def home(request):
     if request.user.is_authenticated:
         mine = selectors.visible_repositories(request.user).filter(owner=request.user).order_by("name")
     return render(request, "home.html", {"public_repos": public, "my_repos": mine})
-
-
-@sensitive_post_parameters("import_password")
-@login_required
-def repository_new(request):
-    form = RepositoryForm(request.POST or None, user=request.user)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            if data["import_url"].strip():
-                imp = import_requests.import_request(
-                    requester=request.user,
-                    name=data["name"],
-                    description=data["description"],
-                    visibility=data["visibility"],
-                    source=data["import_url"],
-                    username=data["import_username"],
-                    password=data["import_password"],
-                    refs_mode=data["refs"],
-                    mirror=data["mirror"],
-                )
-                messages.success(request, f"Importing {imp.full_name} from {imp.source_url}.")
-                return redirect("repository", owner=request.user.username, name=imp.repository.name)
-            repo = services.repository_create(
-                owner=request.user,
-                name=data["name"],
-                description=data["description"],
-                visibility=data["visibility"],
-                default_branch=data["default_branch"] or None,
-            )
-        except ServiceError as exc:
-            form_error(form, exc)
-        else:
-            messages.success(request, f"Created {repo.full_name}.")
-            return redirect("repository", owner=repo.owner.username, name=repo.name)
-    return render(request, "repos/new.html", {"form": form}, status=400 if form.errors else 200)
 
 
 def repository(request, owner: str, name: str):
@@ -85,6 +48,7 @@ def repository(request, owner: str, name: str):
     clone_url = request.build_absolute_uri(f"/{repo.owner.username}/{repo.name}.git")
     # Served by the bundles app; an empty list is valid, so the command always works.
     bundle_list_url = f"{clone_url}/bundle-list"
+    is_admin = selectors.can_admin(request.user, repo)
     return render(
         request,
         "repos/repository.html",
@@ -101,10 +65,12 @@ def repository(request, owner: str, name: str):
             "commits": commits,
             "clone_url": clone_url,
             "bundle_list_url": bundle_list_url,
-            "is_admin": selectors.can_admin(request.user, repo),
+            "is_admin": is_admin,
             "role": selectors.role_for(request.user, repo),
             "purge_after": lifecycle.purge_after(repo) if repo.deleted_at else None,
-            **sources.repository_page_context(request.user, repo),
+            # The import's status panel is sources' template; the mirror's, its template tag.
+            "active_import": selectors.active_import(repo),
+            "legacy": objectcheck_services.legacy_summary(repo) if is_admin else None,
             **code,
         },
     )

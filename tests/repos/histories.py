@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repos import services
 from repos.models import Visibility
+from sources import importing
 from tests.factories import UserFactory
 from tests.gitutil import git
 
@@ -35,9 +35,9 @@ class Work:
 
     def publish(self, owner: str = "olga", name: str = "proj", private: bool = False):
         user = UserFactory(username=owner)
-        return services.repository_create(
+        return importing.import_now(
             owner=user,
             name=name,
-            import_from=str(self.path),
+            source=str(self.path),
             visibility=Visibility.PRIVATE if private else Visibility.PUBLIC,
-        )
+        ).repository

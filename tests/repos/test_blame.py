@@ -159,13 +159,11 @@ def long_history(path, env, commits: int, lines: int) -> None:
 
 
 def test_a_blame_that_runs_out_of_time_says_so_and_shows_what_it_has(tmp_path, git_home, settings):
-    from repos import services
+    from sources import importing
     from tests.factories import UserFactory
 
     long_history(tmp_path / "src", git_home, commits=1500, lines=3000)
-    services.repository_create(
-        owner=UserFactory(username="olga"), name="proj", import_from=str(tmp_path / "src")
-    )
+    importing.import_now(owner=UserFactory(username="olga"), name="proj", source=str(tmp_path / "src"))
     settings.BLAME_TIMEOUT = 0.05
     page = body("/olga/proj/blame/main/big.txt")
     assert "Blame took too long (over 0.05 s) and was stopped" in page

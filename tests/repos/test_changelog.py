@@ -14,21 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from gitcore.git import GitError, run_git
-from repos import (
-    changelog,
-    importing,
-    lifecycle,
-    maintenance,
-    mirrors,
-    pushes,
-    reconcile,
-    refs_admin,
-    services,
-)
+from repos import changelog, lifecycle, maintenance, pushes, reconcile, refs_admin, services
 from repos.errors import Conflict, Forbidden
 from repos.hooks.updates import Update
 from repos.models import Push, Repository, RepositoryChange, Role
 from repos.signals import repository_changed
+from sources import importing, mirrors
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import make_history
 from tests.repos.changelog_support import last_generation, no_change, one_change, row_generation

@@ -11,8 +11,9 @@ import subprocess
 
 import pytest
 
-from repos import fetching, netguard
+from repos import netguard
 from repos.netguard import SourceRefused
+from sources import fetching
 from tests.repos.netnames import INTERNAL, NAMES, ORIGIN, SECRET, resolver
 
 # --- addresses -----------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ def test_git_connects_to_the_pinned_address_of_a_name_that_does_not_resolve(live
     """hostsite-import.invalid has no address at all; pinned to 127.0.0.1, where a live server
     (gunicorn, told to accept that Host) listens, git lists and fetches through the pin: git
     uses the address the guard checked and never resolves the name itself."""
-    from repos import services
+    from sources import importing
     from tests import live
     from tests.factories import UserFactory
     from tests.gitutil import make_history
@@ -155,9 +156,9 @@ def test_git_connects_to_the_pinned_address_of_a_name_that_does_not_resolve(live
     with pytest.raises(socket.gaierror):
         socket.getaddrinfo(name, 80)
     expected = make_history(tmp_path / "src", git_home)
-    repo = services.repository_create(
-        owner=UserFactory(username="pinned"), name="p", import_from=str(tmp_path / "src")
-    )
+    repo = importing.import_now(
+        owner=UserFactory(username="pinned"), name="p", source=str(tmp_path / "src")
+    ).repository
     port = live.free_port()
     (tmp_path / "logs").mkdir()
     web = live.start_web({**live_env, "ALLOWED_HOSTS": f"127.0.0.1,{name}"}, port, tmp_path / "logs")

@@ -13,6 +13,7 @@ from repos import gitaccess, selectors, services, storage
 from repos.errors import ImportFailed, InvalidInput
 from repos.maintenance import maintain_repository
 from repos.models import Repository, Role
+from sources import importing
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git, make_history
 
@@ -84,7 +85,7 @@ def test_ref_format_follows_git_version():
 def test_import_copies_every_ref_and_takes_head(source_repo):
     owner = UserFactory()
     expected = refs_of(source_repo / ".git")
-    repo = services.repository_create(owner=owner, name="imported", import_from=str(source_repo))
+    repo = importing.import_now(owner=owner, name="imported", source=str(source_repo)).repository
     assert refs_of(repo.disk_path) == expected
     assert set(expected) >= {"refs/heads/trunk", "refs/heads/feature", "refs/tags/v1.0"}
     assert repo.default_branch == "trunk"
@@ -98,11 +99,11 @@ def test_import_of_bad_source_leaves_nothing(tmp_path, settings):
     not_a_repo.mkdir()
     before = set(settings.REPO_ROOT.rglob("*.git"))
     with pytest.raises(ImportFailed):
-        services.repository_create(owner=owner, name="broken", import_from=str(not_a_repo))
+        importing.import_now(owner=owner, name="broken", source=str(not_a_repo))
     with pytest.raises(InvalidInput):
-        services.repository_create(owner=owner, name="broken", import_from=str(tmp_path / "missing"))
+        importing.import_now(owner=owner, name="broken", source=str(tmp_path / "missing"))
     with pytest.raises(InvalidInput):
-        services.repository_create(owner=owner, name="broken", import_from="ext::sh -c touch% /tmp/pwned")
+        importing.import_now(owner=owner, name="broken", source="ext::sh -c touch% /tmp/pwned")
     assert not Repository.objects.filter(name="broken").exists()
     assert set(settings.REPO_ROOT.rglob("*.git")) == before
     assert not list(settings.REPO_ROOT.rglob(".tmp-*"))
@@ -132,7 +133,7 @@ def test_import_refuses_corrupt_objects(tmp_path, git_home):
     ).stdout.strip()
     git(git_home, "--git-dir", str(src), "update-ref", "refs/heads/main", sha)
     with pytest.raises(ImportFailed, match="missingAuthor"):
-        services.repository_create(owner=UserFactory(), name="corrupt", import_from=str(src))
+        importing.import_now(owner=UserFactory(), name="corrupt", source=str(src))
     assert not Repository.objects.filter(name="corrupt").exists()
 
 
@@ -190,7 +191,7 @@ def test_roles_and_visibility():
 def test_maintenance_writes_bitmap_and_commit_graph(tmp_path, git_home):
     src = tmp_path / "src"
     make_history(src, git_home)
-    repo = services.repository_create(owner=UserFactory(), name="m", import_from=str(src))
+    repo = importing.import_now(owner=UserFactory(), name="m", source=str(src)).repository
     Repository.objects.filter(pk=repo.pk).update(pushes_since_maintenance=3)
     repo.refresh_from_db()
 

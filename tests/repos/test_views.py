@@ -7,6 +7,7 @@ from django.test import Client
 
 from repos import services, tokens
 from repos.models import AccessToken, Membership, Repository, User
+from sources import importing
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
 
@@ -137,8 +138,8 @@ def test_repository_page_escapes_everything(tmp_path, git_home):
     git(git_home, "commit", "--quiet", "-m", "<script>alert('subject')</script>", cwd=src)
     git(git_home, "tag", "v1", cwd=src)
     owner = UserFactory(username="dana")
-    services.repository_create(
-        owner=owner, name="xss", import_from=str(src), description='<img src=x onerror="alert(1)">'
+    importing.import_now(
+        owner=owner, name="xss", source=str(src), description='<img src=x onerror="alert(1)">'
     )
     page = Client().get("/dana/xss").content.decode()
     assert "<script>alert(" not in page

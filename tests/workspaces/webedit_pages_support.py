@@ -15,6 +15,7 @@ from gitcore.git import run_git
 from gitcore.gittools import rev_parse
 from repos import services as repo_services
 from repos.models import Role, Visibility
+from sources import importing
 from tests.factories import UserFactory
 from tests.gitutil import git
 from tests.repos.histories import Work
@@ -141,12 +142,12 @@ class Scene:
         self.olga = UserFactory(username="olga")
         self.maud = UserFactory(username="maud")
         self.carl = UserFactory(username="carl")
-        self.repo = repo_services.repository_create(
+        self.repo = importing.import_now(
             owner=self.olga,
             name="proj",
-            import_from=str(path),
+            source=str(path),
             visibility=Visibility.PRIVATE if private else Visibility.PUBLIC,
-        )
+        ).repository
         repo_services.membership_set(repo=self.repo, user=self.maud, role=Role.MAINTAINER)
         if private:
             repo_services.membership_set(repo=self.repo, user=self.carl, role=Role.READER)

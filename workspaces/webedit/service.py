@@ -29,7 +29,7 @@ from django.urls import reverse
 from gitcore.git import is_valid_refname
 from gitcore.gittools import RefTransaction, ref_map, rev_parse, zero_like
 from gitcore.oids import parse_for
-from repos import gitaccess, objectcheck, selectors, sources
+from repos import gitaccess, objectcheck, selectors
 from repos.errors import Conflict, Forbidden, InvalidInput, NotFound
 from repos.gitaccess import GitRequest
 from repos.gitprotocol import Pusher
@@ -148,7 +148,7 @@ def _editor_role(repo, user) -> str:
         raise Forbidden("This account is deactivated.")
     if repo.is_deleted:
         raise Forbidden("This repository is deleted; restore it before committing to it.")
-    if sources.active_import(repo) is not None:
+    if selectors.active_import(repo) is not None:
         raise Forbidden("This repository is being imported; commit when the import has finished.")
     return Pusher(user, selectors.role_for(user, repo)).role_label
 

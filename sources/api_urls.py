@@ -1,0 +1,7 @@
+from sources.api import imports, mirrors, repositories
+
+urlpatterns = [
+    *repositories.urlpatterns,
+    *imports.urlpatterns,
+    *mirrors.urlpatterns,
+]
