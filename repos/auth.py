@@ -65,19 +65,20 @@ def presented_token(request):
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if not header:
         return None
+    # Read first, judged after the address's limit: a blocked address gets 429 whatever it sent.
+    try:
+        parsed, malformed = parse_authorization(header), None
+    except ValueError as exc:
+        parsed, malformed = None, str(exc)
     wait = ratelimits.auth_blocked(request)
     if wait is not None:
         raise CredentialsRefused(ratelimits.AUTH_REASON, wait=wait)
-    try:
-        parsed = parse_authorization(header)
-    except ValueError as exc:
-        raise CredentialsRefused(str(exc), malformed=True, wait=ratelimits.auth_failed(request)) from None
-    if parsed is None:
-        return None
-    username, secret = parsed
-    token = authenticate_token(secret, username=username)
+    if malformed is None and parsed is None:
+        return None  # a scheme that is not ours (Negotiate, ...): no credentials for us
+    token = authenticate_token(parsed[1], username=parsed[0]) if parsed is not None else None
     if token is None:
-        raise CredentialsRefused("invalid token", wait=ratelimits.auth_failed(request))
+        wait = ratelimits.auth_failed(request)
+        raise CredentialsRefused(malformed or "invalid token", malformed=malformed is not None, wait=wait)
     return token
 
 
