@@ -29,8 +29,7 @@ def record(run: Run) -> None:
     os.close(fd)
     spool_id = push_spool.new_spool_id()
     env = _hook_env(run, updates_path, spool_id)
-    handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
-    hooks = hooksocket.register(run.path, git_environment({**run.env, **env}), handlers)
+    hooks = hooksocket.register(run.path, git_environment({**run.env, **env}), hook_handlers())
     run.env.update(env)
     run.env.update(hooks)
     call = run.call
@@ -71,6 +70,12 @@ def record(run: Run) -> None:
 
     run.before_end.append(before_end)
     run.on_exit.append(on_exit)
+
+
+def hook_handlers() -> dict[str, hooksocket.Handler]:
+    """What answers each hook of a push in this process: the one policy's pre-receive, then what
+    the access backends handle (workspaces' proc-receive)."""
+    return {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
 
 
 def _hook_env(run: Run, updates_file: str, spool_id: str) -> dict[str, str]:

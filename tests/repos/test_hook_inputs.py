@@ -18,8 +18,8 @@ import pytest
 
 from gitcore import hooksocket
 from gitcore.git import git_environment, run_git
-from repos import gitaccess, push_spool, pushes, storage
-from repos.hooks import pre_receive
+from repos import push_spool, pushes, storage
+from repos.pipeline.push import hook_handlers
 from tests.factories import RepositoryFactory, UserFactory
 from tests.gitutil import git
 from tests.repos import push_support
@@ -54,8 +54,7 @@ def run_hook(repo, name: str, stdin: bytes, env: dict[str, str], args: tuple[byt
     working directory, the environment git runs with plus `env`; a push with `env` registered
     for the hooks this process answers, as the pipeline registers one (repos.pipeline.push)."""
     path = storage.hooks_dir() / name
-    handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
-    with hooksocket.open_push(repo.disk_path, env, handlers) as variables:
+    with hooksocket.open_push(repo.disk_path, env, hook_handlers()) as variables:
         full = {**git_environment(), "GIT_DIR": ".", **env, **variables}
         return subprocess.run(
             [str(path), *args],

@@ -119,11 +119,11 @@ def test_an_answer_cut_short_refuses(client, tmp_path):
 
 def test_a_conversation_larger_than_any_pipe_in_both_directions(client, tmp_path):
     """proc-receive talks with git: it reads a section, answers, reads the next. 4 MB each way,
-    answered while it arrives, never waits on a full pipe."""
+    answered while it arrives, never waits on a full pipe, and every byte arrives as sent."""
 
     def echo(call):
         while chunk := call.stdin.read1(65536):
-            call.stdout.write(chunk[::-1])
+            call.stdout.write(chunk)
             call.stdout.flush()
         return 0
 
@@ -131,7 +131,7 @@ def test_a_conversation_larger_than_any_pipe_in_both_directions(client, tmp_path
     with hooksocket.open_push(tmp_path, {}, {"pre-receive": echo}) as variables:
         result = run_client(client, variables, data)
     assert result.returncode == 0, result.stderr
-    assert len(result.stdout) == len(data) and sorted(result.stdout[:1000]) != []
+    assert result.stdout == data
 
 
 def test_many_hooks_at_once_are_each_answered(client, tmp_path):

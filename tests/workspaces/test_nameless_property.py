@@ -30,8 +30,8 @@ from repos import gitaccess, pipeline, pushes, services
 from repos.errors import Conflict
 from repos.gitaccess import GitClient
 from repos.gitprotocol import Pusher
-from repos.hooks import pre_receive
 from repos.models import Role
+from repos.pipeline.push import hook_handlers
 from repos.selectors import role_for
 from tests.factories import UserFactory
 from workspaces import cleanup
@@ -171,8 +171,7 @@ class Hosted:
                 "HOSTSITE_REF_UPDATES_FILE": updates,
             }
             # The hooks that decide are answered here, as the pipeline has them answered.
-            handlers = {"pre-receive": pre_receive.handle, **gitaccess.hook_handlers()}
-            hooks = hooksocket.register(self.path, push_env, handlers)
+            hooks = hooksocket.register(self.path, push_env, hook_handlers())
             env = {**self.env, **push_env, **hooks}
             argv = [
                 "git",
